@@ -1,0 +1,206 @@
+//! [`LeaseClient`]: the one place that sends. It stamps, signs, sends, retries transient
+//! failures (re-signing each attempt) and creates the lock on first use. Everything it knows
+//! about a verb comes from that verb's [`Op`].
+
+use crate::config::{Credential, Lock};
+use crate::error::{Error, ServiceError};
+use crate::ops::{
+    prepare, Acquire, Break, BreakPeriod, Change, CreateBlob, CreateContainer, Inspect,
+    LeaseDuration, LeaseGrant, LeaseId, LockStatus, Op, Release, Renew,
+};
+use crate::retry::{should_retry, was_ambiguous, RetryPolicy};
+use crate::transport::{Runtime, Timeouts, Transport, TransportError};
+
+pub struct LeaseClient<T, R> {
+    transport: T,
+    runtime: R,
+    retry: RetryPolicy,
+    timeouts: Timeouts,
+    round_trips: u64,
+}
+
+impl<T: Transport, R: Runtime> LeaseClient<T, R> {
+    pub fn new(transport: T, runtime: R) -> LeaseClient<T, R> {
+        LeaseClient {
+            transport,
+            runtime,
+            retry: RetryPolicy::default(),
+            timeouts: Timeouts::default(),
+            round_trips: 0,
+        }
+    }
+
+    pub fn with_retry(self, retry: RetryPolicy) -> LeaseClient<T, R> {
+        LeaseClient {
+            retry: RetryPolicy {
+                max_attempts: retry.max_attempts.max(1),
+                ..retry
+            },
+            ..self
+        }
+    }
+
+    pub fn with_timeouts(self, timeouts: Timeouts) -> LeaseClient<T, R> {
+        LeaseClient { timeouts, ..self }
+    }
+
+    /// HTTP exchanges attempted so far, retries included.
+    pub fn round_trips(&self) -> u64 {
+        self.round_trips
+    }
+
+    pub fn runtime(&self) -> &R {
+        &self.runtime
+    }
+
+    pub fn transport(&self) -> &T {
+        &self.transport
+    }
+
+    /// Takes the lease. `proposed_id` defaults to a fresh random GUID; either way it is sent,
+    /// so a retry whose first attempt succeeded unheard re-acquires instead of failing. A
+    /// missing container or lock blob is created and the acquire sent once more; in steady
+    /// state this is one round trip.
+    pub fn acquire(
+        &mut self,
+        lock: &Lock,
+        duration: LeaseDuration,
+        proposed_id: Option<LeaseId>,
+    ) -> Result<LeaseGrant, Error> {
+        let proposed_id = proposed_id.unwrap_or_else(|| LeaseId::random(&self.runtime));
+        let op = Acquire::new(duration, proposed_id)?;
+        match self.execute(lock, &op) {
+            Err(Error::NotFound(missing)) => {
+                self.create_lock(lock, &missing)?;
+                self.execute(lock, &op)
+            }
+            outcome => outcome,
+        }
+    }
+
+    pub fn renew(&mut self, lock: &Lock, lease_id: &LeaseId) -> Result<LeaseGrant, Error> {
+        self.execute(
+            lock,
+            &Renew {
+                lease_id: lease_id.clone(),
+            },
+        )
+    }
+
+    pub fn change(
+        &mut self,
+        lock: &Lock,
+        lease_id: &LeaseId,
+        proposed_id: &LeaseId,
+    ) -> Result<LeaseGrant, Error> {
+        self.execute(
+            lock,
+            &Change {
+                lease_id: lease_id.clone(),
+                proposed_id: proposed_id.clone(),
+            },
+        )
+    }
+
+    pub fn release(&mut self, lock: &Lock, lease_id: &LeaseId) -> Result<(), Error> {
+        self.execute(
+            lock,
+            &Release {
+                lease_id: lease_id.clone(),
+            },
+        )
+    }
+
+    /// Returns the seconds until the lease is broken (0: broken now).
+    pub fn break_lease(&mut self, lock: &Lock, period: BreakPeriod) -> Result<u32, Error> {
+        self.execute(lock, &Break::new(period)?)
+    }
+
+    pub fn inspect(&mut self, lock: &Lock) -> Result<LockStatus, Error> {
+        self.execute(lock, &Inspect)
+    }
+
+    fn create_lock(&mut self, lock: &Lock, missing: &ServiceError) -> Result<(), Error> {
+        if missing.code.as_deref() != Some("BlobNotFound") {
+            self.execute(lock, &CreateContainer)?;
+        }
+        self.execute(lock, &CreateBlob)
+    }
+
+    /// Sends `op` with retries. Each attempt is dated and signed afresh, so a retry never
+    /// carries a stale `x-ms-date`.
+    pub fn execute<O: Op>(&mut self, lock: &Lock, op: &O) -> Result<O::Output, Error> {
+        let mut signatures = Vec::new();
+        let mut ambiguous = false;
+        let mut attempt = 1;
+        let outcome = loop {
+            let (request, signature) = prepare(op.request(lock), lock, self.runtime.now());
+            signatures.extend(signature);
+            let outcome = self.transport.send(request, self.timeouts);
+            self.round_trips += 1;
+            if attempt >= self.retry.max_attempts || !should_retry(&outcome) {
+                break outcome;
+            }
+            ambiguous |= was_ambiguous(&outcome);
+            self.runtime.sleep(self.retry.delay(attempt, &self.runtime));
+            attempt += 1;
+        };
+        let result = match outcome {
+            Ok(response) if ambiguous => op.interpret_after_ambiguous(&response),
+            Ok(response) => op.interpret(&response),
+            Err(error) => Err(Error::Transport(error)),
+        };
+        result.map_err(|error| redact(error, lock, &signatures))
+    }
+}
+
+/// Removes every secret we know of from an error's free text: the text came from a server or a
+/// host, and either may echo what we sent.
+fn redact(error: Error, lock: &Lock, signatures: &[String]) -> Error {
+    let mut secrets: Vec<String> = signatures.to_vec();
+    match &lock.account.credential {
+        Credential::SharedKey(key) => {
+            use base64::Engine as _;
+            secrets.push(base64::engine::general_purpose::STANDARD.encode(key));
+        }
+        Credential::Sas(sas) => secrets.push(sas.clone()),
+    }
+    let scrub = |text: &str| scrub_text(text, &secrets);
+    let scrub_service = |e: ServiceError| ServiceError {
+        message: scrub(&e.message),
+        ..e
+    };
+    match error {
+        Error::HeldByOther(e) => Error::HeldByOther(scrub_service(e)),
+        Error::LeaseLost(e) => Error::LeaseLost(scrub_service(e)),
+        Error::NotFound(e) => Error::NotFound(scrub_service(e)),
+        Error::Unauthorized(e) => Error::Unauthorized(scrub_service(e)),
+        Error::Throttled(e) => Error::Throttled(scrub_service(e)),
+        Error::Service(e) => Error::Service(scrub_service(e)),
+        Error::Transport(e) => Error::Transport(TransportError {
+            detail: scrub(&e.detail),
+            ..e
+        }),
+        other => other,
+    }
+}
+
+/// Replaces each secret, and any `sig=` value or SharedKey credential, with `<redacted>`.
+pub fn scrub_text(text: &str, secrets: &[String]) -> String {
+    let mut out = text.to_string();
+    for secret in secrets.iter().filter(|s| s.len() >= 8) {
+        out = out.replace(secret.as_str(), "<redacted>");
+    }
+    for marker in ["sig=", "SharedKey "] {
+        let mut from = 0;
+        while let Some(found) = out[from..].find(marker) {
+            let start = from + found + marker.len();
+            let end = out[start..]
+                .find(|c: char| c == '&' || c == '\'' || c == '"' || c.is_whitespace())
+                .map_or(out.len(), |e| start + e);
+            out.replace_range(start..end, "<redacted>");
+            from = start + "<redacted>".len();
+        }
+    }
+    out
+}

@@ -1,0 +1,145 @@
+//! The one public error type, and the single place where an HTTP answer becomes an error.
+//!
+//! Variants say what the caller should do, not what went wrong on the wire. A non-2xx status
+//! is an answer from the service; only a failed exchange is a [`TransportError`].
+
+use crate::transport::TransportError;
+use std::fmt;
+
+/// What the service said when it refused a request. Carries no URL, header or body beyond the
+/// error code and the first line of the message, so it cannot carry a credential.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServiceError {
+    pub status: u16,
+    /// `x-ms-error-code` (or `<Code>` from the body).
+    pub code: Option<String>,
+    /// `x-ms-request-id`, for support requests.
+    pub request_id: Option<String>,
+    /// The first line of the service's `<Message>`, or our own explanation.
+    pub message: String,
+}
+
+impl fmt::Display for ServiceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "HTTP {}", self.status)?;
+        if let Some(code) = &self.code {
+            write!(f, " {code}")?;
+        }
+        if !self.message.is_empty() {
+            write!(f, ": {}", self.message)?;
+        }
+        if let Some(id) = &self.request_id {
+            write!(f, " (request id {id})")?;
+        }
+        Ok(())
+    }
+}
+
+/// Every way a lease call can fail.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// Another holder has the lease: skip the work and try again later.
+    HeldByOther(ServiceError),
+    /// Our lease id no longer matches (expired and taken, broken, released, or never ours):
+    /// stop the guarded work now.
+    LeaseLost(ServiceError),
+    /// The container or blob does not exist (only acquire creates them).
+    NotFound(ServiceError),
+    /// The service rejected the credential; usually a wrong key or SAS, or a host clock more
+    /// than 15 minutes off.
+    Unauthorized(ServiceError),
+    /// The connection string or account settings are unusable. Nothing was sent.
+    InvalidConfig(String),
+    /// An argument is out of range or malformed. Nothing was sent.
+    InvalidArgument(String),
+    /// The service asked us to slow down (429, 503 ServerBusy) and retries ran out.
+    Throttled(ServiceError),
+    /// The exchange did not complete (connect, timeout, reset) and retries ran out.
+    Transport(TransportError),
+    /// Any other refusal from the service.
+    Service(ServiceError),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::HeldByOther(e) => write!(f, "lease is held by another holder: {e}"),
+            Error::LeaseLost(e) => write!(f, "lease lost or not ours: {e}"),
+            Error::NotFound(e) => write!(f, "not found: {e}"),
+            Error::Unauthorized(e) => write!(f, "unauthorized: {e}"),
+            Error::InvalidConfig(m) => write!(f, "invalid configuration: {m}"),
+            Error::InvalidArgument(m) => write!(f, "invalid argument: {m}"),
+            Error::Throttled(e) => write!(f, "throttled by the service: {e}"),
+            Error::Transport(e) => write!(f, "transport failure: {e}"),
+            Error::Service(e) => write!(f, "service error: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// The hint appended to every authorization failure, because the service's own message does
+/// not say which of the two usual causes applies.
+pub const UNAUTHORIZED_HINT: &str =
+    "check the account key or SAS, and that this host's clock is within 15 minutes of UTC";
+
+impl Error {
+    /// Classifies a refusal. The lease-specific codes come first because they share 409/412
+    /// with unrelated conflicts.
+    pub fn from_service(error: ServiceError) -> Error {
+        match (error.status, error.code.as_deref().unwrap_or("")) {
+            (_, "LeaseAlreadyPresent" | "LeaseIsBreakingAndCannotBeAcquired") => {
+                Error::HeldByOther(error)
+            }
+            (
+                _,
+                "LeaseIdMismatchWithLeaseOperation"
+                | "LeaseNotPresentWithLeaseOperation"
+                | "LeaseIsBrokenAndCannotBeRenewed"
+                | "LeaseIsBreakingAndCannotBeChanged"
+                | "LeaseAlreadyBroken"
+                | "LeaseLost"
+                | "LeaseIdMissing"
+                | "LeaseIdMismatchWithBlobOperation"
+                | "LeaseIdMismatchWithContainerOperation"
+                | "LeaseNotPresentWithBlobOperation"
+                | "LeaseNotPresentWithContainerOperation",
+            ) => Error::LeaseLost(error),
+            (404, _) => Error::NotFound(error),
+            (401 | 403, _) => {
+                let message = if error.message.is_empty() {
+                    UNAUTHORIZED_HINT.to_string()
+                } else {
+                    format!("{} ({UNAUTHORIZED_HINT})", error.message)
+                };
+                Error::Unauthorized(ServiceError { message, ..error })
+            }
+            (429, _) | (503, _) | (_, "ServerBusy") => Error::Throttled(error),
+            _ => Error::Service(error),
+        }
+    }
+
+    /// The service error behind this error, if the service answered.
+    pub fn service_error(&self) -> Option<&ServiceError> {
+        match self {
+            Error::HeldByOther(e)
+            | Error::LeaseLost(e)
+            | Error::NotFound(e)
+            | Error::Unauthorized(e)
+            | Error::Throttled(e)
+            | Error::Service(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<TransportError> for Error {
+    fn from(error: TransportError) -> Error {
+        Error::Transport(error)
+    }
+}
+
+#[cfg(test)]
+#[path = "error_tests.rs"]
+mod tests;

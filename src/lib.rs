@@ -1,0 +1,46 @@
+//! traffic-cop: an Azure Blob lease as a "traffic cop" for WebAssembly components.
+//!
+//! Many instances of a serverless function race for one blob lease; the holder does the
+//! singleton work, the others skip. This crate speaks the Blob lease REST protocol itself,
+//! signs with SharedKey (or uses a SAS) and sends through an injected [`Transport`], so the
+//! same code runs as a `wasm32-wasip2` component (over `wasi:http`) and natively.
+//!
+//! # Layout
+//! The crate is sans-IO at its core: nothing below reads the clock or touches the network
+//! except through [`Runtime`] and [`Transport`].
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`config`] | connection-string parsing, account credentials, lock and name validation |
+//! | [`signing`] | pure SharedKey signing over an `http::Request` |
+//! | [`ops`] | one file per lease verb: validate, build the request, interpret the response |
+//! | [`error`] | the one public error enum and the status/error-code mapping |
+//! | [`transport`] | the transport seam and its error kinds; [`Runtime`] (clock, sleep, randomness) |
+//! | [`retry`] | bounded exponential backoff with jitter |
+//! | [`client`] | [`LeaseClient`]: stamps, signs, sends, retries, creates the lock on first use |
+//! | `component` | (wasm only) the WIT export glue, the only file that sees generated bindings |
+//! | `wasi_http` | (wasm only) [`Transport`] over `wasi:http/outgoing-handler` |
+
+pub mod client;
+pub mod config;
+pub mod error;
+pub mod ops;
+pub mod retry;
+pub mod signing;
+pub mod transport;
+
+#[cfg(target_arch = "wasm32")]
+mod component;
+#[cfg(target_arch = "wasm32")]
+mod wasi_http;
+
+pub use client::LeaseClient;
+pub use config::{Account, Credential, Lock};
+pub use error::{Error, ServiceError};
+pub use ops::{BreakPeriod, LeaseDuration, LeaseGrant, LeaseId, LeaseState, LockStatus};
+pub use transport::{Runtime, StdRuntime, Transport, TransportError, TransportErrorKind};
+
+/// The storage REST version every request is signed for. Fixed on purpose: it is accepted by
+/// Azure and by Azurite 3.35 (which rejects newer versions unless told to skip the check), so the
+/// emulator tests run against the same protocol the product speaks in production.
+pub const STORAGE_VERSION: &str = "2025-11-05";

@@ -1,0 +1,42 @@
+//! Inspect: `HEAD` the lock blob (Get Blob Properties) → lease state, status, duration and
+//! metadata in one round trip. HEAD answers have no body, so errors come from headers alone.
+
+use super::{check_status, new_request, response_header, unexpected, LeaseState, LockStatus, Op};
+use crate::config::Lock;
+use crate::error::Error;
+use crate::transport::{Request, Response};
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Inspect;
+
+impl Op for Inspect {
+    type Output = LockStatus;
+
+    fn request(&self, lock: &Lock) -> Request {
+        new_request(lock, http::Method::HEAD, &lock.blob_path(), "")
+    }
+
+    fn interpret(&self, response: &Response) -> Result<LockStatus, Error> {
+        check_status(response)?;
+        let state = response_header(response, "x-ms-lease-state")
+            .and_then(|s| LeaseState::parse(&s))
+            .ok_or_else(|| unexpected(response, "x-ms-lease-state missing or unknown"))?;
+        let mut metadata: Vec<(String, String)> = response
+            .headers()
+            .iter()
+            .filter_map(|(name, value)| {
+                let key = name.as_str().strip_prefix("x-ms-meta-")?;
+                Some((key.to_string(), value.to_str().ok()?.to_string()))
+            })
+            .collect();
+        metadata.sort();
+        Ok(LockStatus {
+            state,
+            locked: response_header(response, "x-ms-lease-status").as_deref() == Some("locked"),
+            infinite: response_header(response, "x-ms-lease-duration").map(|d| d == "infinite"),
+            metadata,
+            etag: response_header(response, "etag"),
+            last_modified: response_header(response, "last-modified"),
+        })
+    }
+}

@@ -1,0 +1,160 @@
+//! The lease verbs. Each file has the same shape: a struct that is validated when it is made,
+//! `request` (pure: lock in, unsigned request out) and `interpret` (pure: response in, typed
+//! outcome or [`Error`] out). [`prepare`] stamps and signs; the [`crate::client`] sends.
+
+mod acquire;
+mod break_lease;
+mod change;
+mod create;
+mod inspect;
+mod release;
+mod renew;
+mod types;
+
+pub use acquire::Acquire;
+pub use break_lease::Break;
+pub use change::Change;
+pub use create::{CreateBlob, CreateContainer};
+pub use inspect::Inspect;
+pub use release::Release;
+pub use renew::Renew;
+pub use types::{BreakPeriod, LeaseDuration, LeaseGrant, LeaseId, LeaseState, LockStatus};
+
+use crate::config::Lock;
+use crate::error::{Error, ServiceError};
+use crate::transport::{Request, Response};
+use std::time::SystemTime;
+
+/// One REST call against a lock.
+pub trait Op {
+    type Output;
+    /// The verb's request: method, URL and verb headers, not yet dated or signed.
+    fn request(&self, lock: &Lock) -> Request;
+    /// The verb's reading of any response, 2xx or not.
+    fn interpret(&self, response: &Response) -> Result<Self::Output, Error>;
+    /// The reading of a response to a retry whose earlier attempt may have been carried out
+    /// without us hearing of it. Most verbs are idempotent on the service, so this is
+    /// `interpret`; release overrides it.
+    fn interpret_after_ambiguous(&self, response: &Response) -> Result<Self::Output, Error> {
+        self.interpret(response)
+    }
+}
+
+/// Stamps `x-ms-date`, `x-ms-version` and `Content-Length` and authorizes the request. Pure:
+/// the time is an argument. Returns the signature (if any) so it can be scrubbed from errors.
+pub fn prepare(mut request: Request, lock: &Lock, now: SystemTime) -> (Request, Option<String>) {
+    let headers = request.headers_mut();
+    headers.insert("x-ms-date", header(&httpdate::fmt_http_date(now)));
+    headers.insert("x-ms-version", header(crate::STORAGE_VERSION));
+    let length = request.body().len().to_string();
+    // Always explicit: without it wasi:http hosts send a chunked body, which SharedKey and
+    // the service do not expect for an empty PUT.
+    if request.method() != http::Method::HEAD {
+        request
+            .headers_mut()
+            .insert(http::header::CONTENT_LENGTH, header(&length));
+    }
+    let signature = crate::signing::authorize(&mut request, &lock.account);
+    (request, signature)
+}
+
+/// An empty request for `path?query` on the lock's account.
+pub(crate) fn new_request(lock: &Lock, method: http::Method, path: &str, query: &str) -> Request {
+    let account = &lock.account;
+    let separator = if query.is_empty() { "" } else { "?" };
+    let uri = format!(
+        "{}://{}{path}{separator}{query}",
+        account.scheme, account.authority
+    );
+    let mut request = Request::new(Vec::new());
+    *request.method_mut() = method;
+    // Names and endpoint were validated and percent-encoded when the lock was made.
+    *request.uri_mut() = uri.parse().unwrap_or_default();
+    request
+}
+
+/// A lease-action PUT on the lock blob.
+pub(crate) fn lease_request(lock: &Lock, action: &str) -> Request {
+    let mut request = new_request(lock, http::Method::PUT, &lock.blob_path(), "comp=lease");
+    request
+        .headers_mut()
+        .insert("x-ms-lease-action", header(action));
+    request
+}
+
+/// Header values we build are ASCII by construction (ids, numbers, dates).
+pub(crate) fn header(value: &str) -> http::HeaderValue {
+    http::HeaderValue::from_str(value).unwrap_or_else(|_| http::HeaderValue::from_static(""))
+}
+
+pub(crate) fn response_header(response: &Response, name: &str) -> Option<String> {
+    response
+        .headers()
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+}
+
+/// Reads a granted lease from a 2xx response that must carry `x-ms-lease-id`.
+pub(crate) fn lease_grant(response: &Response) -> Result<LeaseGrant, Error> {
+    let id = response_header(response, "x-ms-lease-id")
+        .ok_or_else(|| unexpected(response, "response has no x-ms-lease-id"))?;
+    Ok(LeaseGrant {
+        lease_id: LeaseId::parse(&id)
+            .map_err(|_| unexpected(response, "x-ms-lease-id is not a GUID"))?,
+        etag: response_header(response, "etag"),
+        last_modified: response_header(response, "last-modified"),
+    })
+}
+
+/// Turns a non-2xx response into an error; `Ok(())` for 2xx.
+pub(crate) fn check_status(response: &Response) -> Result<(), Error> {
+    if response.status().is_success() {
+        Ok(())
+    } else {
+        Err(Error::from_service(service_error(response)))
+    }
+}
+
+/// Status, error code and request id of a refusal. The code comes from `x-ms-error-code`
+/// (the only place on a HEAD) or else the XML body's `<Code>`; only the first line of
+/// `<Message>` is kept, never `AuthenticationErrorDetail`, which echoes our signature.
+pub fn service_error(response: &Response) -> ServiceError {
+    let body = String::from_utf8_lossy(response.body());
+    let code = response_header(response, "x-ms-error-code").or_else(|| xml_element(&body, "Code"));
+    let message = xml_element(&body, "Message")
+        .and_then(|m| m.lines().next().map(str::to_string))
+        .or_else(|| response.status().canonical_reason().map(str::to_string))
+        .unwrap_or_default();
+    ServiceError {
+        status: response.status().as_u16(),
+        code,
+        request_id: response_header(response, "x-ms-request-id"),
+        message,
+    }
+}
+
+/// A 2xx that does not say what the protocol promises.
+pub(crate) fn unexpected(response: &Response, what: &str) -> Error {
+    Error::Service(ServiceError {
+        status: response.status().as_u16(),
+        code: None,
+        request_id: response_header(response, "x-ms-request-id"),
+        message: format!("unexpected response: {what}"),
+    })
+}
+
+/// The text of the first `<tag>…</tag>`, entity-decoded and trimmed. A lenient reader: error
+/// bodies are tiny, and a malformed one must still yield a status-based error.
+pub(crate) fn xml_element(body: &str, tag: &str) -> Option<String> {
+    let open = format!("<{tag}>");
+    let start = body.find(&open)? + open.len();
+    let end = body[start..].find(&format!("</{tag}>"))? + start;
+    let text = body[start..end]
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&apos;", "'")
+        .replace("&amp;", "&");
+    Some(text.trim().to_string())
+}

@@ -1,0 +1,187 @@
+//! [`Transport`] over `wasi:http/outgoing-handler`, synchronous (WASI 0.2 has no threads and our
+//! exports are plain functions). Time limits are set on the request where the host supports
+//! it and also enforced here with a monotonic-clock deadline, so no host can hang a call.
+
+use crate::transport::{
+    Request, Response, Timeouts, Transport, TransportError, TransportErrorKind,
+};
+use wasi::clocks::monotonic_clock;
+use wasi::http::outgoing_handler;
+use wasi::http::types::{
+    ErrorCode, Fields, IncomingBody, Method, OutgoingBody, OutgoingRequest, RequestOptions, Scheme,
+};
+use wasi::io::streams::StreamError;
+
+/// Bodies we read are error XML; anything past this is not ours to buffer.
+const MAX_RESPONSE_BODY: usize = 64 * 1024;
+
+#[derive(Default)]
+pub struct WasiHttp;
+
+impl Transport for WasiHttp {
+    fn send(&mut self, request: Request, timeouts: Timeouts) -> Result<Response, TransportError> {
+        let deadline = monotonic_clock::now()
+            .saturating_add((timeouts.connect + timeouts.response).as_nanos() as u64);
+        let outgoing = outgoing_request(&request)?;
+        let body = outgoing
+            .body()
+            .map_err(|_| other("request body unavailable"))?;
+        write_body(&body, request.body())?;
+        let options = RequestOptions::new();
+        // A host may refuse to take a timeout; the deadline below still holds.
+        let _ = options.set_connect_timeout(Some(timeouts.connect.as_nanos() as u64));
+        let _ = options.set_first_byte_timeout(Some(timeouts.response.as_nanos() as u64));
+        let _ = options.set_between_bytes_timeout(Some(timeouts.response.as_nanos() as u64));
+        let future = outgoing_handler::handle(outgoing, Some(options)).map_err(classify)?;
+        OutgoingBody::finish(body, None).map_err(classify)?;
+
+        let timer = monotonic_clock::subscribe_instant(deadline);
+        let ready = future.subscribe();
+        loop {
+            if let Some(outcome) = future.get() {
+                let incoming = outcome
+                    .map_err(|_| other("response already taken"))?
+                    .map_err(classify)?;
+                return read_response(incoming, deadline);
+            }
+            let woken = wasi::io::poll::poll(&[&ready, &timer]);
+            if woken.contains(&1) && future.get().is_none() {
+                return Err(TransportError::new(
+                    TransportErrorKind::Timeout,
+                    "no response in time",
+                ));
+            }
+        }
+    }
+}
+
+fn outgoing_request(request: &Request) -> Result<OutgoingRequest, TransportError> {
+    let entries: Vec<(String, Vec<u8>)> = request
+        .headers()
+        .iter()
+        .map(|(name, value)| (name.as_str().to_string(), value.as_bytes().to_vec()))
+        .collect();
+    let headers =
+        Fields::from_list(&entries).map_err(|_| other("host refused a request header"))?;
+    let outgoing = OutgoingRequest::new(headers);
+    let method = match *request.method() {
+        http::Method::GET => Method::Get,
+        http::Method::HEAD => Method::Head,
+        http::Method::PUT => Method::Put,
+        http::Method::DELETE => Method::Delete,
+        ref other_method => Method::Other(other_method.to_string()),
+    };
+    let uri = request.uri();
+    let scheme = match uri.scheme_str() {
+        Some("http") => Scheme::Http,
+        _ => Scheme::Https,
+    };
+    let path = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
+    outgoing
+        .set_method(&method)
+        .and(outgoing.set_scheme(Some(&scheme)))
+        .and(outgoing.set_authority(uri.authority().map(|a| a.as_str())))
+        .and(outgoing.set_path_with_query(Some(path)))
+        .map_err(|_| other("host refused the request line"))?;
+    Ok(outgoing)
+}
+
+fn write_body(body: &OutgoingBody, bytes: &[u8]) -> Result<(), TransportError> {
+    if bytes.is_empty() {
+        return Ok(());
+    }
+    let stream = body
+        .write()
+        .map_err(|_| other("request body stream unavailable"))?;
+    for chunk in bytes.chunks(4096) {
+        stream.blocking_write_and_flush(chunk).map_err(|_| {
+            TransportError::new(TransportErrorKind::Interrupted, "request body write failed")
+        })?;
+    }
+    Ok(())
+}
+
+fn read_response(
+    incoming: wasi::http::types::IncomingResponse,
+    deadline: u64,
+) -> Result<Response, TransportError> {
+    let mut builder = http::Response::builder().status(incoming.status());
+    for (name, value) in incoming.headers().entries() {
+        builder = builder.header(name, value);
+    }
+    let body = incoming
+        .consume()
+        .map_err(|_| other("response body unavailable"))?;
+    let bytes = read_body(&body, deadline)?;
+    IncomingBody::finish(body);
+    builder
+        .body(bytes)
+        .map_err(|_| other("malformed response head"))
+}
+
+fn read_body(body: &IncomingBody, deadline: u64) -> Result<Vec<u8>, TransportError> {
+    let stream = body
+        .stream()
+        .map_err(|_| other("response body stream unavailable"))?;
+    let mut bytes = Vec::new();
+    let timer = monotonic_clock::subscribe_instant(deadline);
+    let readable = stream.subscribe();
+    loop {
+        match stream.read(4096) {
+            Ok(chunk) if chunk.is_empty() => {
+                if wasi::io::poll::poll(&[&readable, &timer]).contains(&1) {
+                    return Err(TransportError::new(
+                        TransportErrorKind::Timeout,
+                        "response body stalled",
+                    ));
+                }
+            }
+            Ok(chunk) => {
+                if bytes.len() < MAX_RESPONSE_BODY {
+                    bytes.extend_from_slice(&chunk);
+                }
+            }
+            Err(StreamError::Closed) => return Ok(bytes),
+            Err(StreamError::LastOperationFailed(_)) => {
+                return Err(TransportError::new(
+                    TransportErrorKind::Interrupted,
+                    "response body broke off",
+                ))
+            }
+        }
+    }
+}
+
+fn classify(error: ErrorCode) -> TransportError {
+    let kind = match &error {
+        ErrorCode::DnsTimeout
+        | ErrorCode::DnsError(_)
+        | ErrorCode::DestinationNotFound
+        | ErrorCode::DestinationUnavailable
+        | ErrorCode::DestinationIpProhibited
+        | ErrorCode::DestinationIpUnroutable
+        | ErrorCode::ConnectionRefused
+        | ErrorCode::TlsProtocolError
+        | ErrorCode::TlsCertificateError
+        | ErrorCode::TlsAlertReceived(_) => TransportErrorKind::Connect,
+        ErrorCode::ConnectionTimeout
+        | ErrorCode::ConnectionReadTimeout
+        | ErrorCode::ConnectionWriteTimeout
+        | ErrorCode::HttpResponseTimeout => TransportErrorKind::Timeout,
+        ErrorCode::ConnectionTerminated
+        | ErrorCode::ConnectionLimitReached
+        | ErrorCode::HttpResponseIncomplete => TransportErrorKind::Interrupted,
+        ErrorCode::HttpRequestDenied => TransportErrorKind::Denied,
+        // Spin reports an outbound host outside `allowed_outbound_hosts` this way.
+        ErrorCode::InternalError(Some(text)) if text.contains("not permitted") => {
+            TransportErrorKind::Denied
+        }
+        _ => TransportErrorKind::Other,
+    };
+    // The host's error names a condition, never our headers.
+    TransportError::new(kind, format!("{error:?}"))
+}
+
+fn other(detail: &str) -> TransportError {
+    TransportError::new(TransportErrorKind::Other, detail)
+}

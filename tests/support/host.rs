@@ -1,0 +1,179 @@
+//! A real component host for the built `.wasm`: wasmtime 48 with WASI and wasi:http, the same
+//! host stack Spin embeds. Every call gets a fresh instance, as a serverless host would.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use wasmtime::component::{Component, Linker, ResourceTable};
+use wasmtime::{Engine, Store};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
+
+wasmtime::component::bindgen!({ world: "lease-provider", path: "wit" });
+
+pub use exports::traffic_cop::lease::lease::{
+    LeaseDuration, LeaseError, LeaseGrant, LeaseState, Lock, LockStatus,
+};
+
+pub struct State {
+    wasi: WasiCtx,
+    http: WasiHttpCtx,
+    table: ResourceTable,
+}
+
+impl WasiView for State {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for State {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: Default::default(),
+        }
+    }
+}
+
+pub struct Host {
+    pub engine: Engine,
+    pub component: Component,
+    linker: Linker<State>,
+}
+
+/// The release build the tests exercise; `TRAFFIC_COP_WASM` overrides it.
+pub fn wasm_path() -> PathBuf {
+    std::env::var_os("TRAFFIC_COP_WASM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("target/wasm32-wasip2/release/traffic_cop.wasm")
+        })
+}
+
+/// Fails loudly when the component is missing or older than its sources, so a test run can
+/// never pass against a stale build.
+fn assert_fresh(wasm: &PathBuf) {
+    let built = std::fs::metadata(wasm)
+        .and_then(|m| m.modified())
+        .unwrap_or_else(|_| panic!("{} missing: run `cargo build --release --target wasm32-wasip2` (scripts/test does)", wasm.display()));
+    if std::env::var_os("TRAFFIC_COP_WASM").is_some() {
+        return;
+    }
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let mut stack = vec![root.join("src"), root.join("wit"), root.join("Cargo.toml")];
+    while let Some(path) = stack.pop() {
+        if path.is_dir() {
+            stack.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        } else if path.to_string_lossy().ends_with("_tests.rs") {
+            continue;
+        } else if std::fs::metadata(&path)
+            .and_then(|m| m.modified())
+            .is_ok_and(|m| m > built)
+        {
+            panic!(
+                "{} is newer than {}: rebuild the component",
+                path.display(),
+                wasm.display()
+            );
+        }
+    }
+}
+
+impl Host {
+    pub fn shared() -> &'static Host {
+        static HOST: OnceLock<Host> = OnceLock::new();
+        HOST.get_or_init(|| {
+            let wasm = wasm_path();
+            assert_fresh(&wasm);
+            let engine = Engine::default();
+            let component = Component::from_file(&engine, &wasm).expect("component compiles");
+            let mut linker = Linker::new(&engine);
+            wasmtime_wasi::p2::add_to_linker_sync(&mut linker).unwrap();
+            wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker).unwrap();
+            Host {
+                engine,
+                component,
+                linker,
+            }
+        })
+    }
+
+    /// A fresh instance, as a per-event serverless host would make.
+    pub fn instance(&self) -> Instance {
+        let state = State {
+            wasi: WasiCtx::builder().inherit_stderr().build(),
+            http: WasiHttpCtx::new(),
+            table: ResourceTable::new(),
+        };
+        let mut store = Store::new(&self.engine, state);
+        let provider = LeaseProvider::instantiate(&mut store, &self.component, &self.linker)
+            .expect("instantiates");
+        Instance { store, provider }
+    }
+}
+
+/// One instance; each method is one exported call. A trap fails the test.
+pub struct Instance {
+    store: Store<State>,
+    provider: LeaseProvider,
+}
+
+impl Instance {
+    pub fn acquire(
+        &mut self,
+        lock: &Lock,
+        duration: LeaseDuration,
+        id: Option<&str>,
+    ) -> Result<LeaseGrant, LeaseError> {
+        self.provider
+            .traffic_cop_lease_lease()
+            .call_acquire(&mut self.store, lock, duration, id)
+            .expect("no trap")
+    }
+    pub fn renew(&mut self, lock: &Lock, id: &str) -> Result<LeaseGrant, LeaseError> {
+        self.provider
+            .traffic_cop_lease_lease()
+            .call_renew(&mut self.store, lock, id)
+            .expect("no trap")
+    }
+    pub fn change(
+        &mut self,
+        lock: &Lock,
+        id: &str,
+        proposed: &str,
+    ) -> Result<LeaseGrant, LeaseError> {
+        self.provider
+            .traffic_cop_lease_lease()
+            .call_change(&mut self.store, lock, id, proposed)
+            .expect("no trap")
+    }
+    pub fn release(&mut self, lock: &Lock, id: &str) -> Result<(), LeaseError> {
+        self.provider
+            .traffic_cop_lease_lease()
+            .call_release(&mut self.store, lock, id)
+            .expect("no trap")
+    }
+    pub fn break_lease(&mut self, lock: &Lock, period: Option<u32>) -> Result<u32, LeaseError> {
+        self.provider
+            .traffic_cop_lease_lease()
+            .call_break_lease(&mut self.store, lock, period)
+            .expect("no trap")
+    }
+    pub fn inspect(&mut self, lock: &Lock) -> Result<LockStatus, LeaseError> {
+        self.provider
+            .traffic_cop_lease_lease()
+            .call_inspect(&mut self.store, lock)
+            .expect("no trap")
+    }
+}
+
+/// A fresh instance for a single call.
+pub fn fresh() -> Instance {
+    Host::shared().instance()
+}

@@ -1,0 +1,42 @@
+// Runs Azurite's blob service on loopback, in memory, for as long as whoever started us keeps
+// our stdin open: when that process exits (even by a crash) the pipe closes and we stop
+// Azurite. This is what lets tests start an emulator without leaking it.
+//
+// Usage: node run.js [port]   (default 0: any free port; the "listens on" line names it)
+"use strict";
+const { spawn } = require("child_process");
+const path = require("path");
+
+const main = path.join(__dirname, "node_modules", "azurite", "dist", "src", "blob", "main.js");
+const args = [
+  main,
+  "--blobHost", "127.0.0.1",
+  "--blobPort", process.argv[2] || "0",
+  "--inMemoryPersistence",
+  "--disableTelemetry",
+  "--silent",
+  "--extentMemoryLimit", "256",
+  // Deliberately no --skipApiVersionCheck: our x-ms-version must be one Azurite knows.
+];
+if (process.env.AZURITE_DEBUG_LOG) args.push("--debug", process.env.AZURITE_DEBUG_LOG);
+
+const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
+child.stdout.on("data", (chunk) => process.stdout.write(chunk));
+// Whoever reads our stdout may be gone already; that must not kill us before we stop Azurite.
+process.stdout.on("error", () => {});
+
+let stopping = false;
+function stop() {
+  if (stopping) return;
+  stopping = true;
+  child.kill("SIGTERM");
+  setTimeout(() => { child.kill("SIGKILL"); process.exit(0); }, 3000).unref();
+}
+process.stdin.on("end", stop);
+process.stdin.on("close", stop);
+process.stdin.on("error", stop);
+process.stdin.resume();
+process.on("SIGTERM", stop);
+process.on("SIGINT", stop);
+child.on("exit", (code) => process.exit(code === null ? 0 : code));
+process.on("exit", () => { if (child.exitCode === null) child.kill("SIGKILL"); });
