@@ -1,16 +1,13 @@
 //! The built component in a real host (wasmtime + wasi:http) against a real Azurite.
 
-#[path = "support/host.rs"]
-mod host;
-#[path = "support/proxy.rs"]
-mod proxy;
-mod support;
-
-use host::{fresh, LeaseDuration, LeaseError, LeaseState, Lock};
-use proxy::CountingProxy;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
-use support::azurite::{connection_string_for_port, Azurite};
+use traffic_cop_host::azurite::{connection_string_for_port, Azurite};
+use traffic_cop_host::component::{
+    self as host, fresh, LeaseDuration, LeaseError, LeaseState, Lock,
+};
+use traffic_cop_host::proxy::CountingProxy;
+use traffic_cop_host::EMULATOR_KEY_B64;
 
 /// A lock in a container of its own, so tests running in parallel never meet.
 fn new_lock(connection_string: String) -> Lock {
@@ -60,10 +57,7 @@ fn component_exports_the_lease_interface_and_imports_only_wasi() {
 fn every_verb_round_trips_and_counts_its_requests() {
     let azurite = Azurite::shared();
     let proxy = CountingProxy::start(azurite.port);
-    let lock = new_lock(connection_string_for_port(
-        proxy.port,
-        support::EMULATOR_KEY_B64,
-    ));
+    let lock = new_lock(connection_string_for_port(proxy.port, EMULATOR_KEY_B64));
     let measure = |name: &str, expected: u64, call: &mut dyn FnMut()| {
         let before = proxy.requests();
         call();
@@ -271,7 +265,7 @@ fn a_stopped_emulator_is_a_transport_error_not_a_trap() {
 fn bad_input_is_a_typed_error_before_any_request() {
     // Port 9 (discard) has no listener here: had anything been sent, this would be a transport
     // error rather than the typed refusal each case expects.
-    let good = connection_string_for_port(9, support::EMULATOR_KEY_B64);
+    let good = connection_string_for_port(9, EMULATOR_KEY_B64);
     let lock = |cs: &str, container: &str, blob: &str| Lock {
         connection_string: cs.into(),
         container: container.into(),

@@ -2,17 +2,12 @@
 //! a virtual clock. Shared by the native test files.
 #![allow(dead_code)]
 
-pub mod azurite;
-
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::time::{Duration, SystemTime};
 use traffic_cop::transport::{
     Request, Response, Runtime, Timeouts, Transport, TransportError, TransportErrorKind,
 };
-
-pub const EMULATOR_KEY_B64: &str =
-    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
 pub const EMULATOR: &str = "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;\
 AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;\

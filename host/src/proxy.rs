@@ -1,6 +1,5 @@
 //! A loopback TCP proxy in front of Azurite that counts HTTP requests, so tests can assert how
 //! many round trips a call through the component really took.
-#![allow(dead_code)]
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};

@@ -3,7 +3,7 @@
 //! ending the test process stops it (tools/azurite/run.js).
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{mpsc, OnceLock};
 use std::time::Duration;
@@ -17,7 +17,7 @@ pub struct Azurite {
 impl Azurite {
     /// Starts a fresh emulator; panics with a setup hint if it cannot.
     pub fn start() -> Azurite {
-        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tools/azurite");
+        let dir = crate::repo_root().join("tools/azurite");
         assert!(
             dir.join("node_modules/azurite").is_dir(),
             "Azurite is not installed: run `npm ci --prefix tools/azurite` (scripts/test does)"
@@ -58,7 +58,7 @@ impl Azurite {
 
     /// A connection string in the form Azure SDK users write for Azurite on a custom port.
     pub fn connection_string(&self) -> String {
-        connection_string_for_port(self.port, super::EMULATOR_KEY_B64)
+        connection_string_for_port(self.port, crate::EMULATOR_KEY_B64)
     }
 
     /// Stops the emulator and waits for it to exit.

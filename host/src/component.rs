@@ -1,6 +1,5 @@
 //! A real component host for the built `.wasm`: wasmtime 48 with WASI and wasi:http, the same
 //! host stack Spin embeds. Every call gets a fresh instance, as a serverless host would.
-#![allow(dead_code)]
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -9,7 +8,7 @@ use wasmtime::{Engine, Store};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-wasmtime::component::bindgen!({ world: "lease-provider", path: "wit" });
+wasmtime::component::bindgen!({ world: "lease-provider", path: "../wit" });
 
 pub use exports::traffic_cop::lease::lease::{
     LeaseDuration, LeaseError, LeaseGrant, LeaseState, Lock, LockStatus,
@@ -65,7 +64,7 @@ fn assert_fresh(wasm: &PathBuf) {
     if std::env::var_os("TRAFFIC_COP_WASM").is_some() {
         return;
     }
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let root = crate::repo_root();
     let mut stack = vec![root.join("src"), root.join("wit"), root.join("Cargo.toml")];
     while let Some(path) = stack.pop() {
         if path.is_dir() {

@@ -1,0 +1,21 @@
+//! The native side of traffic-cop's proofs: a wasmtime host for the built component
+//! ([`component`]), a pinned Azurite on loopback ([`azurite`]) and a request-counting proxy
+//! ([`proxy`]). Used by the integration tests, the demo and the benchmark.
+
+pub mod azurite;
+pub mod component;
+pub mod proxy;
+
+use std::path::PathBuf;
+
+/// The repository root (this crate lives in `host/`).
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("host/ has a parent")
+        .to_path_buf()
+}
+
+/// The well-known, public Azurite account key (not a secret).
+pub const EMULATOR_KEY_B64: &str =
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
