@@ -50,8 +50,7 @@ pub fn wasm_path() -> PathBuf {
     std::env::var_os("TRAFFIC_COP_WASM")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("target/wasm32-wasip2/release/traffic_cop.wasm")
+            crate::repo_root().join("target/wasm32-wasip2/release/traffic_cop.wasm")
         })
 }
 
