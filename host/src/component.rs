@@ -64,7 +64,7 @@ fn assert_fresh(wasm: &PathBuf) {
         return;
     }
     let root = crate::repo_root();
-    let mut stack = vec![root.join("src"), root.join("wit"), root.join("Cargo.toml")];
+    let mut stack = vec![root.join("src"), root.join("wit")];
     while let Some(path) = stack.pop() {
         if path.is_dir() {
             stack.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
