@@ -32,10 +32,7 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
 
     pub fn with_retry(self, retry: RetryPolicy) -> LeaseClient<T, R> {
         LeaseClient {
-            retry: RetryPolicy {
-                max_attempts: retry.max_attempts.max(1),
-                ..retry
-            },
+            retry: RetryPolicy { max_attempts: retry.max_attempts.max(1), ..retry },
             ..self
         }
     }
@@ -79,12 +76,7 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
     }
 
     pub fn renew(&mut self, lock: &Lock, lease_id: &LeaseId) -> Result<LeaseGrant, Error> {
-        self.execute(
-            lock,
-            &Renew {
-                lease_id: lease_id.clone(),
-            },
-        )
+        self.execute(lock, &Renew { lease_id: lease_id.clone() })
     }
 
     pub fn change(
@@ -93,22 +85,11 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
         lease_id: &LeaseId,
         proposed_id: &LeaseId,
     ) -> Result<LeaseGrant, Error> {
-        self.execute(
-            lock,
-            &Change {
-                lease_id: lease_id.clone(),
-                proposed_id: proposed_id.clone(),
-            },
-        )
+        self.execute(lock, &Change { lease_id: lease_id.clone(), proposed_id: proposed_id.clone() })
     }
 
     pub fn release(&mut self, lock: &Lock, lease_id: &LeaseId) -> Result<(), Error> {
-        self.execute(
-            lock,
-            &Release {
-                lease_id: lease_id.clone(),
-            },
-        )
+        self.execute(lock, &Release { lease_id: lease_id.clone() })
     }
 
     /// Returns the seconds until the lease is broken (0: broken now).
@@ -120,7 +101,8 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
         self.execute(lock, &Inspect)
     }
 
-    fn create_lock(&mut self, lock: &Lock, missing: &ServiceError) -> Result<(), Error> {
+    /// Creates the container (unless only the blob is missing) and the lock blob.
+    pub(crate) fn create_lock(&mut self, lock: &Lock, missing: &ServiceError) -> Result<(), Error> {
         if missing.code.as_deref() != Some("BlobNotFound") {
             self.execute(lock, &CreateContainer)?;
         }
@@ -166,10 +148,7 @@ fn redact(error: Error, lock: &Lock, signatures: &[String]) -> Error {
         Credential::Sas(sas) => secrets.push(sas.clone()),
     }
     let scrub = |text: &str| scrub_text(text, &secrets);
-    let scrub_service = |e: ServiceError| ServiceError {
-        message: scrub(&e.message),
-        ..e
-    };
+    let scrub_service = |e: ServiceError| ServiceError { message: scrub(&e.message), ..e };
     match error {
         Error::HeldByOther(e) => Error::HeldByOther(scrub_service(e)),
         Error::LeaseLost(e) => Error::LeaseLost(scrub_service(e)),
@@ -177,10 +156,7 @@ fn redact(error: Error, lock: &Lock, signatures: &[String]) -> Error {
         Error::Unauthorized(e) => Error::Unauthorized(scrub_service(e)),
         Error::Throttled(e) => Error::Throttled(scrub_service(e)),
         Error::Service(e) => Error::Service(scrub_service(e)),
-        Error::Transport(e) => Error::Transport(TransportError {
-            detail: scrub(&e.detail),
-            ..e
-        }),
+        Error::Transport(e) => Error::Transport(TransportError { detail: scrub(&e.detail), ..e }),
         other => other,
     }
 }

@@ -56,10 +56,7 @@ impl Account {
     /// (`QueueEndpoint`, …) are ignored.
     pub fn from_connection_string(text: &str) -> Result<Account, Error> {
         let fields = ConnectionFields::parse(text)?;
-        if fields
-            .get("UseDevelopmentStorage")
-            .is_some_and(|v| v.eq_ignore_ascii_case("true"))
-        {
+        if fields.get("UseDevelopmentStorage").is_some_and(|v| v.eq_ignore_ascii_case("true")) {
             if fields.get("DevelopmentStorageProxyUri").is_some() {
                 return Err(config("DevelopmentStorageProxyUri is not supported"));
             }
@@ -75,10 +72,7 @@ impl Account {
             }
             (None, None) => return Err(config("needs AccountName or BlobEndpoint")),
         };
-        match (
-            fields.get("AccountKey"),
-            fields.get("SharedAccessSignature"),
-        ) {
+        match (fields.get("AccountKey"), fields.get("SharedAccessSignature")) {
             (Some(key), _) => Account::with_key(&endpoint, name, key),
             (None, Some(sas)) => Account::with_sas(&endpoint, name, sas),
             (None, None) => Err(config("needs AccountKey or SharedAccessSignature")),
@@ -98,45 +92,31 @@ impl Account {
 
     fn with_sas(endpoint: &str, name: Option<&str>, sas: &str) -> Result<Account, Error> {
         let sas = sas.trim().trim_start_matches('?');
-        if sas.is_empty()
-            || sas
-                .chars()
-                .any(|c| c.is_whitespace() || c.is_control() || c == '#')
-        {
+        if sas.is_empty() || sas.chars().any(|c| c.is_whitespace() || c.is_control() || c == '#') {
             return Err(config("SharedAccessSignature is malformed"));
         }
         let account = Account::at(endpoint, String::new(), Credential::Sas(sas.to_string()))?;
         // A SAS is not signed with the name, but errors and the board read better with it.
-        let name = name
-            .map(str::to_string)
-            .unwrap_or_else(|| account.guess_name());
+        let name = name.map(str::to_string).unwrap_or_else(|| account.guess_name());
         Ok(Account { name, ..account })
     }
 
     fn at(endpoint: &str, name: String, credential: Credential) -> Result<Account, Error> {
         if !name.is_empty() && !is_account_name(&name) {
-            return Err(config(
-                "AccountName must be 3-24 lowercase letters and digits",
-            ));
+            return Err(config("AccountName must be 3-24 lowercase letters and digits"));
         }
-        let uri: http::Uri = endpoint
-            .trim()
-            .parse()
-            .map_err(|_| config("BlobEndpoint is not a URL"))?;
+        let uri: http::Uri =
+            endpoint.trim().parse().map_err(|_| config("BlobEndpoint is not a URL"))?;
         let scheme = match uri.scheme_str() {
             Some(s @ ("http" | "https")) => s.to_string(),
             _ => return Err(config("BlobEndpoint must start with http:// or https://")),
         };
-        let authority = uri
-            .authority()
-            .ok_or_else(|| config("BlobEndpoint has no host"))?;
+        let authority = uri.authority().ok_or_else(|| config("BlobEndpoint has no host"))?;
         if authority.as_str().contains('@') {
             return Err(config("BlobEndpoint must not carry user info"));
         }
         if uri.query().is_some() {
-            return Err(config(
-                "BlobEndpoint must not carry a query; use SharedAccessSignature",
-            ));
+            return Err(config("BlobEndpoint must not carry a query; use SharedAccessSignature"));
         }
         Ok(Account {
             name,
@@ -161,9 +141,7 @@ impl Account {
 
 fn is_account_name(name: &str) -> bool {
     (3..=24).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
 }
 
 /// `Key=Value;` pairs, split on the first `=` because SAS values contain `=`.
@@ -189,10 +167,7 @@ impl ConnectionFields {
     }
 
     fn get(&self, key: &str) -> Option<&str> {
-        self.0
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(key))
-            .map(|(_, v)| v.as_str())
+        self.0.iter().find(|(k, _)| k.eq_ignore_ascii_case(key)).map(|(_, v)| v.as_str())
     }
 }
 
@@ -209,20 +184,12 @@ impl Lock {
     pub fn new(account: Account, container: &str, blob: &str) -> Result<Lock, Error> {
         validate_container(container)?;
         validate_blob(blob)?;
-        Ok(Lock {
-            account,
-            container: container.to_string(),
-            blob: blob.to_string(),
-        })
+        Ok(Lock { account, container: container.to_string(), blob: blob.to_string() })
     }
 
     /// Parses the connection string and validates the names.
     pub fn parse(connection_string: &str, container: &str, blob: &str) -> Result<Lock, Error> {
-        Lock::new(
-            Account::from_connection_string(connection_string)?,
-            container,
-            blob,
-        )
+        Lock::new(Account::from_connection_string(connection_string)?, container, blob)
     }
 
     /// `base/container` as sent on the wire.
@@ -240,9 +207,7 @@ impl Lock {
 /// ending with a letter or digit.
 pub fn validate_container(name: &str) -> Result<(), Error> {
     let ok = (3..=63).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         && !name.starts_with('-')
         && !name.ends_with('-')
         && !name.contains("--");
@@ -262,10 +227,7 @@ pub fn validate_blob(name: &str) -> Result<(), Error> {
         Some("blob name must be 1-1024 characters")
     } else if name.chars().any(|c| c.is_control() || c == '\\') {
         Some("blob name must not contain control characters or backslashes")
-    } else if name
-        .split('/')
-        .any(|s| s.is_empty() || s == "." || s == "..")
-    {
+    } else if name.split('/').any(|s| s.is_empty() || s == "." || s == "..") {
         Some("blob name must not contain empty, '.' or '..' path segments")
     } else {
         None

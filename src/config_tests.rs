@@ -17,16 +17,11 @@ fn reason(result: Result<Account, Error>) -> String {
 fn development_storage_points_at_azurite_defaults() {
     let account = parse("UseDevelopmentStorage=true").unwrap();
     assert_eq!(account.name, "devstoreaccount1");
-    assert_eq!(
-        (account.scheme.as_str(), account.authority.as_str()),
-        ("http", "127.0.0.1:10000")
-    );
+    assert_eq!((account.scheme.as_str(), account.authority.as_str()), ("http", "127.0.0.1:10000"));
     assert_eq!(account.base_path, "/devstoreaccount1");
     assert!(matches!(account.credential, Credential::SharedKey(ref k) if k.len() == 64));
-    assert!(reason(parse(
-        "UseDevelopmentStorage=true;DevelopmentStorageProxyUri=http://x"
-    ))
-    .contains("Proxy"));
+    assert!(reason(parse("UseDevelopmentStorage=true;DevelopmentStorageProxyUri=http://x"))
+        .contains("Proxy"));
 }
 
 #[test]
@@ -61,10 +56,7 @@ fn explicit_blob_endpoint_wins_and_keeps_its_path() {
 #[test]
 fn sas_connection_strings_keep_the_token_and_guess_the_name() {
     let account = parse("BlobEndpoint=https://acct1.blob.core.windows.net;SharedAccessSignature=?sv=2025-11-05&sig=abc%2Bdef=").unwrap();
-    assert_eq!(
-        account.credential,
-        Credential::Sas("sv=2025-11-05&sig=abc%2Bdef=".into())
-    );
+    assert_eq!(account.credential, Credential::Sas("sv=2025-11-05&sig=abc%2Bdef=".into()));
     assert_eq!(account.name, "acct1");
     let emulator = parse(
         "BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1;SharedAccessSignature=sv=1&sig=x",
@@ -88,45 +80,18 @@ fn malformed_strings_are_rejected_with_a_reason_and_without_the_key() {
         ("AccountName=", "empty key or value"),
         ("AccountKey=abc", "AccountName or BlobEndpoint"),
         ("AccountName=myacct", "AccountKey or SharedAccessSignature"),
-        (
-            "AccountName=myacct;AccountKey=not*base64!",
-            "not valid base64",
-        ),
-        (
-            "AccountName=My_Acct;AccountKey=c2VjcmV0",
-            "AccountName must be",
-        ),
-        (
-            "BlobEndpoint=ftp://x/y;AccountName=abc;AccountKey=c2VjcmV0",
-            "http:// or https://",
-        ),
-        (
-            "BlobEndpoint=not a url;AccountName=abc;AccountKey=c2VjcmV0",
-            "not a URL",
-        ),
-        (
-            "BlobEndpoint=http://u:p@host/;AccountName=abc;AccountKey=c2VjcmV0",
-            "user info",
-        ),
-        (
-            "BlobEndpoint=http://h/?sv=1;AccountName=abc;AccountKey=c2VjcmV0",
-            "query",
-        ),
-        (
-            "BlobEndpoint=http://h/;SharedAccessSignature=a b",
-            "malformed",
-        ),
+        ("AccountName=myacct;AccountKey=not*base64!", "not valid base64"),
+        ("AccountName=My_Acct;AccountKey=c2VjcmV0", "AccountName must be"),
+        ("BlobEndpoint=ftp://x/y;AccountName=abc;AccountKey=c2VjcmV0", "http:// or https://"),
+        ("BlobEndpoint=not a url;AccountName=abc;AccountKey=c2VjcmV0", "not a URL"),
+        ("BlobEndpoint=http://u:p@host/;AccountName=abc;AccountKey=c2VjcmV0", "user info"),
+        ("BlobEndpoint=http://h/?sv=1;AccountName=abc;AccountKey=c2VjcmV0", "query"),
+        ("BlobEndpoint=http://h/;SharedAccessSignature=a b", "malformed"),
     ];
     for (text, expected) in cases {
         let reason = reason(parse(text));
-        assert!(
-            reason.contains(expected),
-            "{text:?} gave {reason:?}, wanted {expected:?}"
-        );
-        assert!(
-            !reason.contains("not*base64"),
-            "the key leaked into {reason:?}"
-        );
+        assert!(reason.contains(expected), "{text:?} gave {reason:?}, wanted {expected:?}");
+        assert!(!reason.contains("not*base64"), "the key leaked into {reason:?}");
     }
 }
 
@@ -137,14 +102,8 @@ fn debug_output_never_shows_the_key_or_sas() {
         "BlobEndpoint=https://a1b.blob.core.windows.net;SharedAccessSignature=sv=1&sig=SENTINELSIG",
     )
     .unwrap();
-    let text = format!(
-        "{keyed:?} {sas:?} {:?}",
-        Lock::new(keyed.clone(), "abc", "x").unwrap()
-    );
-    assert!(
-        !text.contains(KEY) && !text.contains("SENTINELSIG"),
-        "{text}"
-    );
+    let text = format!("{keyed:?} {sas:?} {:?}", Lock::new(keyed.clone(), "abc", "x").unwrap());
+    assert!(!text.contains(KEY) && !text.contains("SENTINELSIG"), "{text}");
     assert!(text.contains("<redacted>"));
 }
 
@@ -166,22 +125,13 @@ fn container_names_follow_azure_rules() {
         "lock\u{0}s",
         "läse",
     ] {
-        assert!(
-            matches!(validate_container(bad), Err(Error::InvalidArgument(_))),
-            "{bad:?}"
-        );
+        assert!(matches!(validate_container(bad), Err(Error::InvalidArgument(_))), "{bad:?}");
     }
 }
 
 #[test]
 fn blob_names_reject_traversal_and_control_characters() {
-    for ok in [
-        "lock",
-        "jobs/nightly",
-        "ünïcode-ロック",
-        "a.b",
-        &"x".repeat(1024),
-    ] {
+    for ok in ["lock", "jobs/nightly", "ünïcode-ロック", "a.b", &"x".repeat(1024)] {
         assert!(validate_blob(ok).is_ok(), "{ok}");
     }
     for bad in [
@@ -197,10 +147,7 @@ fn blob_names_reject_traversal_and_control_characters() {
         "a\\b",
         &"x".repeat(1025),
     ] {
-        assert!(
-            matches!(validate_blob(bad), Err(Error::InvalidArgument(_))),
-            "{bad:?}"
-        );
+        assert!(matches!(validate_blob(bad), Err(Error::InvalidArgument(_))), "{bad:?}");
     }
 }
 
@@ -208,9 +155,6 @@ fn blob_names_reject_traversal_and_control_characters() {
 fn blob_paths_are_percent_encoded_per_segment() {
     let account = parse("UseDevelopmentStorage=true").unwrap();
     let lock = Lock::new(account, "locks", "jobs/nächtlich run?#").unwrap();
-    assert_eq!(
-        lock.blob_path(),
-        "/devstoreaccount1/locks/jobs/n%C3%A4chtlich%20run%3F%23"
-    );
+    assert_eq!(lock.blob_path(), "/devstoreaccount1/locks/jobs/n%C3%A4chtlich%20run%3F%23");
     assert_eq!(lock.container_path(), "/devstoreaccount1/locks");
 }

@@ -45,14 +45,8 @@ fn lease_protocol_codes_map_to_what_the_caller_should_do() {
 #[test]
 fn unauthorized_names_the_usual_causes() {
     let text = Error::from_service(service(403, "AuthenticationFailed")).to_string();
-    assert!(
-        text.contains("account key") && text.contains("clock"),
-        "{text}"
-    );
-    assert!(
-        text.contains("req-1"),
-        "request id kept for support: {text}"
-    );
+    assert!(text.contains("account key") && text.contains("clock"), "{text}");
+    assert!(text.contains("req-1"), "request id kept for support: {text}");
 }
 
 #[test]

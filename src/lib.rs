@@ -18,12 +18,14 @@
 //! | [`transport`] | the transport seam and its error kinds; [`Runtime`] (clock, sleep, randomness) |
 //! | [`retry`] | bounded exponential backoff with jitter |
 //! | [`client`] | [`LeaseClient`]: stamps, signs, sends, retries, creates the lock on first use |
+//! | [`guard`] | guarded invoke: the pure decision, run records, fencing tokens, claims, board |
 //! | `component` | (wasm only) the WIT export glue, the only file that sees generated bindings |
 //! | `wasi_http` | (wasm only) [`Transport`] over `wasi:http/outgoing-handler` |
 
 pub mod client;
 pub mod config;
 pub mod error;
+pub mod guard;
 pub mod ops;
 pub mod retry;
 pub mod signing;

@@ -30,27 +30,17 @@ impl Default for RetryPolicy {
 impl RetryPolicy {
     /// No retries: one attempt only.
     pub fn none() -> RetryPolicy {
-        RetryPolicy {
-            max_attempts: 1,
-            ..RetryPolicy::default()
-        }
+        RetryPolicy { max_attempts: 1, ..RetryPolicy::default() }
     }
 
     /// The wait before attempt `attempt + 1` (`attempt` counts from 1): "equal jitter", half
     /// fixed and half random, so replicas that failed together do not retry together.
     pub fn delay(&self, attempt: u32, runtime: &dyn Runtime) -> Duration {
         let exponent = attempt.saturating_sub(1).min(16);
-        let ceiling = self
-            .base_delay
-            .saturating_mul(1 << exponent)
-            .min(self.max_delay);
+        let ceiling = self.base_delay.saturating_mul(1 << exponent).min(self.max_delay);
         let half = ceiling / 2;
         let jitter_ms = half.as_millis() as u64;
-        let jitter = if jitter_ms == 0 {
-            0
-        } else {
-            runtime.random_u64() % (jitter_ms + 1)
-        };
+        let jitter = if jitter_ms == 0 { 0 } else { runtime.random_u64() % (jitter_ms + 1) };
         half + Duration::from_millis(jitter)
     }
 }

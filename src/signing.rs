@@ -34,9 +34,7 @@ pub fn authorize(request: &mut Request, account: &Account) -> Option<String> {
             let value = format!("SharedKey {}:{}", account.name, signature);
             let mut value = http::HeaderValue::from_str(&value).ok()?;
             value.set_sensitive(true);
-            request
-                .headers_mut()
-                .insert(http::header::AUTHORIZATION, value);
+            request.headers_mut().insert(http::header::AUTHORIZATION, value);
             Some(signature)
         }
         Credential::Sas(sas) => {
@@ -69,17 +67,10 @@ pub fn string_to_sign(request: &Request, account_name: &str) -> String {
     for name in SIGNED_STANDARD_HEADERS {
         let value = header_str(request, name);
         // A zero Content-Length is signed as empty (required since version 2015-02-21).
-        let value = if name == "content-length" && value == "0" {
-            ""
-        } else {
-            value
-        };
+        let value = if name == "content-length" && value == "0" { "" } else { value };
         // With x-ms-date present, the Date slot stays empty.
-        let value = if name == "date" && request.headers().contains_key("x-ms-date") {
-            ""
-        } else {
-            value
-        };
+        let value =
+            if name == "date" && request.headers().contains_key("x-ms-date") { "" } else { value };
         out.push_str(value);
         out.push('\n');
     }
@@ -97,10 +88,7 @@ pub fn canonical_headers(request: &Request) -> String {
         .map(|(name, value)| (name.as_str(), fold_whitespace(value.to_str().unwrap_or(""))))
         .collect();
     headers.sort();
-    headers
-        .iter()
-        .map(|(name, value)| format!("{name}:{value}\n"))
-        .collect()
+    headers.iter().map(|(name, value)| format!("{name}:{value}\n")).collect()
 }
 
 /// `/account` + the encoded path, then each query parameter as `\nname:v1,v2` with names
@@ -110,13 +98,7 @@ pub fn canonical_headers(request: &Request) -> String {
 pub fn canonical_resource(request: &Request, account_name: &str) -> String {
     let mut out = format!("/{account_name}{}", request.uri().path());
     let mut params: Vec<(String, Vec<String>)> = Vec::new();
-    for pair in request
-        .uri()
-        .query()
-        .unwrap_or("")
-        .split('&')
-        .filter(|p| !p.is_empty())
-    {
+    for pair in request.uri().query().unwrap_or("").split('&').filter(|p| !p.is_empty()) {
         let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
         let (name, value) = (percent_decode(name).to_lowercase(), percent_decode(value));
         match params.iter_mut().find(|(n, _)| *n == name) {
@@ -133,11 +115,7 @@ pub fn canonical_resource(request: &Request, account_name: &str) -> String {
 }
 
 fn header_str<'a>(request: &'a Request, name: &str) -> &'a str {
-    request
-        .headers()
-        .get(name)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
+    request.headers().get(name).and_then(|v| v.to_str().ok()).unwrap_or("")
 }
 
 fn fold_whitespace(value: &str) -> String {

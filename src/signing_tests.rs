@@ -1,11 +1,7 @@
 use super::*;
 
 fn request(uri: &str) -> Request {
-    http::Request::builder()
-        .method("GET")
-        .uri(uri)
-        .body(Vec::new())
-        .unwrap()
+    http::Request::builder().method("GET").uri(uri).body(Vec::new()).unwrap()
 }
 
 #[test]
@@ -26,10 +22,7 @@ fn canonical_headers_take_only_x_ms_headers_sorted_with_folded_whitespace() {
         .header("content-type", "text/plain")
         .body(Vec::new())
         .unwrap();
-    assert_eq!(
-        canonical_headers(&r),
-        "x-ms-meta-owner:node one\nx-ms-version:2025-11-05\n"
-    );
+    assert_eq!(canonical_headers(&r), "x-ms-meta-owner:node one\nx-ms-version:2025-11-05\n");
 }
 
 #[test]

@@ -20,10 +20,7 @@ pub struct Timeouts {
 
 impl Default for Timeouts {
     fn default() -> Timeouts {
-        Timeouts {
-            connect: Duration::from_secs(5),
-            response: Duration::from_secs(10),
-        }
+        Timeouts { connect: Duration::from_secs(5), response: Duration::from_secs(10) }
     }
 }
 
@@ -63,10 +60,7 @@ pub struct TransportError {
 
 impl TransportError {
     pub fn new(kind: TransportErrorKind, detail: impl Into<String>) -> TransportError {
-        TransportError {
-            kind,
-            detail: detail.into(),
-        }
+        TransportError { kind, detail: detail.into() }
     }
 
     /// Whether trying again can help.

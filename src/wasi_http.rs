@@ -23,9 +23,7 @@ impl Transport for WasiHttp {
         let deadline = monotonic_clock::now()
             .saturating_add((timeouts.connect + timeouts.response).as_nanos() as u64);
         let outgoing = outgoing_request(&request)?;
-        let body = outgoing
-            .body()
-            .map_err(|_| other("request body unavailable"))?;
+        let body = outgoing.body().map_err(|_| other("request body unavailable"))?;
         write_body(&body, request.body())?;
         let options = RequestOptions::new();
         // A host may refuse to take a timeout; the deadline below still holds.
@@ -39,9 +37,8 @@ impl Transport for WasiHttp {
         let ready = future.subscribe();
         loop {
             if let Some(outcome) = future.get() {
-                let incoming = outcome
-                    .map_err(|_| other("response already taken"))?
-                    .map_err(classify)?;
+                let incoming =
+                    outcome.map_err(|_| other("response already taken"))?.map_err(classify)?;
                 return read_response(incoming, deadline);
             }
             let woken = wasi::io::poll::poll(&[&ready, &timer]);
@@ -90,9 +87,7 @@ fn write_body(body: &OutgoingBody, bytes: &[u8]) -> Result<(), TransportError> {
     if bytes.is_empty() {
         return Ok(());
     }
-    let stream = body
-        .write()
-        .map_err(|_| other("request body stream unavailable"))?;
+    let stream = body.write().map_err(|_| other("request body stream unavailable"))?;
     for chunk in bytes.chunks(4096) {
         stream.blocking_write_and_flush(chunk).map_err(|_| {
             TransportError::new(TransportErrorKind::Interrupted, "request body write failed")
@@ -109,20 +104,14 @@ fn read_response(
     for (name, value) in incoming.headers().entries() {
         builder = builder.header(name, value);
     }
-    let body = incoming
-        .consume()
-        .map_err(|_| other("response body unavailable"))?;
+    let body = incoming.consume().map_err(|_| other("response body unavailable"))?;
     let bytes = read_body(&body, deadline)?;
     IncomingBody::finish(body);
-    builder
-        .body(bytes)
-        .map_err(|_| other("malformed response head"))
+    builder.body(bytes).map_err(|_| other("malformed response head"))
 }
 
 fn read_body(body: &IncomingBody, deadline: u64) -> Result<Vec<u8>, TransportError> {
-    let stream = body
-        .stream()
-        .map_err(|_| other("response body stream unavailable"))?;
+    let stream = body.stream().map_err(|_| other("response body stream unavailable"))?;
     let mut bytes = Vec::new();
     let timer = monotonic_clock::subscribe_instant(deadline);
     let readable = stream.subscribe();

@@ -34,31 +34,30 @@ fn client(script: ScriptedTransport) -> LeaseClient<ScriptedTransport, VirtualRu
 
 #[test]
 fn steady_state_acquire_is_one_signed_round_trip_with_a_proposed_id() {
-    let script = ScriptedTransport::new().expect(
-        |r| {
-            lease_action("acquire")(r);
-            assert_eq!(
-                r.uri().to_string(),
-                "http://127.0.0.1:10000/devstoreaccount1/locks/nightly?comp=lease"
-            );
-            assert_eq!(r.headers()["x-ms-lease-duration"], "15");
-            assert!(
-                LeaseId::parse(r.headers()["x-ms-proposed-lease-id"].to_str().unwrap()).is_ok()
-            );
-            assert_eq!(r.headers()["x-ms-version"], "2025-11-05");
-            assert_eq!(r.headers()["x-ms-date"], "Wed, 01 Jan 2025 00:00:00 GMT");
-            assert_eq!(r.headers()["content-length"], "0");
-            assert!(r.headers()["authorization"]
-                .to_str()
-                .unwrap()
-                .starts_with("SharedKey devstoreaccount1:"));
-        },
-        granted(201),
-    );
+    let script =
+        ScriptedTransport::new().expect(
+            |r| {
+                lease_action("acquire")(r);
+                assert_eq!(
+                    r.uri().to_string(),
+                    "http://127.0.0.1:10000/devstoreaccount1/locks/nightly?comp=lease"
+                );
+                assert_eq!(r.headers()["x-ms-lease-duration"], "15");
+                assert!(
+                    LeaseId::parse(r.headers()["x-ms-proposed-lease-id"].to_str().unwrap()).is_ok()
+                );
+                assert_eq!(r.headers()["x-ms-version"], "2025-11-05");
+                assert_eq!(r.headers()["x-ms-date"], "Wed, 01 Jan 2025 00:00:00 GMT");
+                assert_eq!(r.headers()["content-length"], "0");
+                assert!(r.headers()["authorization"]
+                    .to_str()
+                    .unwrap()
+                    .starts_with("SharedKey devstoreaccount1:"));
+            },
+            granted(201),
+        );
     let mut client = client(script);
-    let grant = client
-        .acquire(&lock(), LeaseDuration::Fixed(15), None)
-        .unwrap();
+    let grant = client.acquire(&lock(), LeaseDuration::Fixed(15), None).unwrap();
     assert_eq!(grant.lease_id.as_str(), ID);
     assert_eq!(grant.etag.as_deref(), Some("\"0x1\""));
     assert_eq!(client.round_trips(), 1);
@@ -79,9 +78,7 @@ fn acquire_creates_a_missing_blob_then_retries_once() {
         )
         .expect(lease_action("acquire"), granted(201));
     let mut client = client(script);
-    client
-        .acquire(&lock(), LeaseDuration::Fixed(30), Some(id()))
-        .unwrap();
+    client.acquire(&lock(), LeaseDuration::Fixed(30), Some(id())).unwrap();
     assert_eq!(client.round_trips(), 3);
 }
 
@@ -99,9 +96,7 @@ fn acquire_creates_a_missing_container_and_tolerates_losing_creation_races() {
         )
         .expect(lease_action("acquire"), granted(201));
     let mut client = client(script);
-    client
-        .acquire(&lock(), LeaseDuration::Infinite, Some(id()))
-        .unwrap();
+    client.acquire(&lock(), LeaseDuration::Infinite, Some(id())).unwrap();
     assert_eq!(client.round_trips(), 4);
     assert_eq!(client.runtime().sleeps.borrow().len(), 0);
 }
@@ -111,9 +106,7 @@ fn held_by_other_is_an_answer_and_not_retried() {
     let script = ScriptedTransport::new()
         .expect(lease_action("acquire"), refusal(409, "LeaseAlreadyPresent"));
     let mut client = client(script);
-    let error = client
-        .acquire(&lock(), LeaseDuration::Fixed(15), None)
-        .unwrap_err();
+    let error = client.acquire(&lock(), LeaseDuration::Fixed(15), None).unwrap_err();
     assert!(
         matches!(&error, Error::HeldByOther(e) if e.request_id.as_deref() == Some("req-42")),
         "{error:?}"
@@ -125,25 +118,17 @@ fn held_by_other_is_an_answer_and_not_retried() {
 fn transient_failures_are_retried_with_backoff_and_re_signed() {
     let script = ScriptedTransport::new()
         .expect(lease_action("acquire"), refusal(503, "ServerBusy"))
-        .expect(
-            lease_action("acquire"),
-            transport_error(TransportErrorKind::Timeout),
-        )
+        .expect(lease_action("acquire"), transport_error(TransportErrorKind::Timeout))
         .expect(lease_action("acquire"), refusal(500, "InternalError"))
         .expect(lease_action("acquire"), granted(201));
     let mut client = client(script);
-    client
-        .acquire(&lock(), LeaseDuration::Fixed(15), None)
-        .unwrap();
+    client.acquire(&lock(), LeaseDuration::Fixed(15), None).unwrap();
     assert_eq!(client.round_trips(), 4);
     let sleeps = client.runtime().sleeps.borrow().clone();
     assert_eq!(sleeps.len(), 3);
     for (attempt, sleep) in sleeps.iter().enumerate() {
         let ceiling = std::time::Duration::from_millis(100 << attempt);
-        assert!(
-            *sleep >= ceiling / 2 && *sleep <= ceiling,
-            "attempt {attempt}: {sleep:?}"
-        );
+        assert!(*sleep >= ceiling / 2 && *sleep <= ceiling, "attempt {attempt}: {sleep:?}");
     }
 }
 
@@ -155,38 +140,21 @@ fn each_retry_keeps_the_proposed_id_and_carries_a_fresh_signature() {
             .expect(any_request, granted(201)),
     );
     // Move the virtual clock far enough that the two attempts carry different dates.
-    client
-        .runtime()
-        .now
-        .set(client.runtime().now.get() + std::time::Duration::from_millis(999));
-    client
-        .acquire(&lock(), LeaseDuration::Fixed(15), None)
-        .unwrap();
-    let [first, second] = &client.transport().sent[..] else {
-        panic!("two attempts expected")
-    };
+    client.runtime().now.set(client.runtime().now.get() + std::time::Duration::from_millis(999));
+    client.acquire(&lock(), LeaseDuration::Fixed(15), None).unwrap();
+    let [first, second] = &client.transport().sent[..] else { panic!("two attempts expected") };
     let header = |r: &traffic_cop::transport::Request, name: &str| r.headers()[name].clone();
-    assert_eq!(
-        header(first, "x-ms-proposed-lease-id"),
-        header(second, "x-ms-proposed-lease-id")
-    );
+    assert_eq!(header(first, "x-ms-proposed-lease-id"), header(second, "x-ms-proposed-lease-id"));
     assert_ne!(header(first, "x-ms-date"), header(second, "x-ms-date"));
-    assert_ne!(
-        header(first, "authorization"),
-        header(second, "authorization")
-    );
+    assert_ne!(header(first, "authorization"), header(second, "authorization"));
 }
 
 #[test]
 fn retries_are_bounded_and_name_the_last_failure() {
-    let script = (0..4).fold(ScriptedTransport::new(), |s, _| {
-        s.expect(any_request, refusal(503, "ServerBusy"))
-    });
+    let script = (0..4)
+        .fold(ScriptedTransport::new(), |s, _| s.expect(any_request, refusal(503, "ServerBusy")));
     let mut client = client(script);
-    assert!(matches!(
-        client.renew(&lock(), &id()),
-        Err(Error::Throttled(_))
-    ));
+    assert!(matches!(client.renew(&lock(), &id()), Err(Error::Throttled(_))));
     assert_eq!(client.round_trips(), 4);
 
     let script = (0..4).fold(ScriptedTransport::new(), |s, _| {
@@ -227,55 +195,33 @@ fn a_denied_outbound_request_is_not_retried() {
 #[test]
 fn release_after_an_unheard_success_counts_as_released() {
     let script = ScriptedTransport::new()
-        .expect(
-            lease_action("release"),
-            transport_error(TransportErrorKind::Timeout),
-        )
-        .expect(
-            lease_action("release"),
-            refusal(409, "LeaseIdMismatchWithLeaseOperation"),
-        );
+        .expect(lease_action("release"), transport_error(TransportErrorKind::Timeout))
+        .expect(lease_action("release"), refusal(409, "LeaseIdMismatchWithLeaseOperation"));
     let mut client = client(script);
     client.release(&lock(), &id()).unwrap();
 
     // Without an ambiguous attempt the same refusal means the lease was not ours.
     let mut client = LeaseClient::new(
-        ScriptedTransport::new().expect(
-            lease_action("release"),
-            refusal(409, "LeaseIdMismatchWithLeaseOperation"),
-        ),
+        ScriptedTransport::new()
+            .expect(lease_action("release"), refusal(409, "LeaseIdMismatchWithLeaseOperation")),
         VirtualRuntime::new(),
     );
-    assert!(matches!(
-        client.release(&lock(), &id()),
-        Err(Error::LeaseLost(_))
-    ));
+    assert!(matches!(client.release(&lock(), &id()), Err(Error::LeaseLost(_))));
 }
 
 #[test]
 fn a_connect_failure_is_not_ambiguous() {
     let script = ScriptedTransport::new()
-        .expect(
-            lease_action("release"),
-            transport_error(TransportErrorKind::Connect),
-        )
-        .expect(
-            lease_action("release"),
-            refusal(409, "LeaseIdMismatchWithLeaseOperation"),
-        );
-    assert!(matches!(
-        client(script).release(&lock(), &id()),
-        Err(Error::LeaseLost(_))
-    ));
+        .expect(lease_action("release"), transport_error(TransportErrorKind::Connect))
+        .expect(lease_action("release"), refusal(409, "LeaseIdMismatchWithLeaseOperation"));
+    assert!(matches!(client(script).release(&lock(), &id()), Err(Error::LeaseLost(_))));
 }
 
 #[test]
 fn invalid_arguments_fail_before_anything_is_sent() {
     let mut client = client(ScriptedTransport::new());
     for seconds in [0, 14, 61, u32::MAX] {
-        let error = client
-            .acquire(&lock(), LeaseDuration::Fixed(seconds), None)
-            .unwrap_err();
+        let error = client.acquire(&lock(), LeaseDuration::Fixed(seconds), None).unwrap_err();
         assert!(
             matches!(error, Error::InvalidArgument(ref m) if m.contains("15..=60")),
             "{error:?}"
@@ -293,10 +239,7 @@ fn invalid_arguments_fail_before_anything_is_sent() {
         "8b8a5d3e-2f4b-4c2a-9d0e-1f2a3b4c5d6g",
         "../../x",
     ] {
-        assert!(
-            matches!(LeaseId::parse(bad), Err(Error::InvalidArgument(_))),
-            "{bad:?}"
-        );
+        assert!(matches!(LeaseId::parse(bad), Err(Error::InvalidArgument(_))), "{bad:?}");
     }
 }
 
@@ -372,10 +315,7 @@ fn renew_change_release_break_and_inspect_send_their_headers_and_read_their_answ
     );
     assert_eq!(
         status.metadata,
-        vec![
-            ("holder".into(), "node-1".into()),
-            ("zeta".into(), "2".into())
-        ]
+        vec![("holder".into(), "node-1".into()), ("zeta".into(), "2".into())]
     );
     assert_eq!(client.round_trips(), 6);
 }
@@ -386,16 +326,10 @@ fn malformed_success_answers_become_typed_errors() {
         .expect(any_request, response(201, &[]))
         .expect(any_request, response(200, &[("x-ms-lease-id", "garbage")]))
         .expect(any_request, response(202, &[("x-ms-lease-time", "soon")]))
+        .expect(any_request, response(200, &[("x-ms-lease-state", "confused")]))
         .expect(
             any_request,
-            response(200, &[("x-ms-lease-state", "confused")]),
-        )
-        .expect(
-            any_request,
-            Ok(http::Response::builder()
-                .status(418)
-                .body(b"<Error><Code>".to_vec())
-                .unwrap()),
+            Ok(http::Response::builder().status(418).body(b"<Error><Code>".to_vec()).unwrap()),
         );
     let mut client = client(script);
     let lock = lock();
@@ -404,10 +338,7 @@ fn malformed_success_answers_become_typed_errors() {
         Err(Error::Service(_))
     ));
     assert!(matches!(client.renew(&lock, &id()), Err(Error::Service(_))));
-    assert!(matches!(
-        client.break_lease(&lock, BreakPeriod(None)),
-        Err(Error::Service(_))
-    ));
+    assert!(matches!(client.break_lease(&lock, BreakPeriod(None)), Err(Error::Service(_))));
     assert!(matches!(client.inspect(&lock), Err(Error::Service(_))));
     let teapot = client.renew(&lock, &id()).unwrap_err();
     assert!(
@@ -429,7 +360,5 @@ fn sas_requests_carry_the_token_and_no_authorization() {
         },
         granted(201),
     );
-    client(script)
-        .acquire(&sas_lock, LeaseDuration::Fixed(15), None)
-        .unwrap();
+    client(script).acquire(&sas_lock, LeaseDuration::Fixed(15), None).unwrap();
 }

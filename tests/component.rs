@@ -30,24 +30,13 @@ const FIXED_15: LeaseDuration = LeaseDuration::Fixed(15);
 fn component_exports_the_lease_interface_and_imports_only_wasi() {
     let host = host::Host::shared();
     let ty = host.component.component_type();
-    let exports: Vec<String> = ty
-        .exports(&host.engine)
-        .map(|(name, _)| name.to_string())
-        .collect();
-    let imports: Vec<String> = ty
-        .imports(&host.engine)
-        .map(|(name, _)| name.to_string())
-        .collect();
+    let exports: Vec<String> = ty.exports(&host.engine).map(|(name, _)| name.to_string()).collect();
+    let imports: Vec<String> = ty.imports(&host.engine).map(|(name, _)| name.to_string()).collect();
     println!("exports: {exports:?}\nimports: {imports:?}");
     assert_eq!(exports, ["traffic-cop:lease/lease@0.1.0"]);
+    assert!(imports.iter().all(|i| i.starts_with("wasi:")), "{imports:?}");
     assert!(
-        imports.iter().all(|i| i.starts_with("wasi:")),
-        "{imports:?}"
-    );
-    assert!(
-        imports
-            .iter()
-            .any(|i| i.starts_with("wasi:http/outgoing-handler@0.2.")),
+        imports.iter().any(|i| i.starts_with("wasi:http/outgoing-handler@0.2.")),
         "{imports:?}"
     );
     assert!(!imports.iter().any(|i| i.contains("spin")), "{imports:?}");
@@ -67,13 +56,9 @@ fn every_verb_round_trips_and_counts_its_requests() {
     };
 
     let mut grant = None;
-    measure(
-        "acquire (first use: container + blob created)",
-        4,
-        &mut || {
-            grant = Some(fresh().acquire(&lock, FIXED_15, None).unwrap());
-        },
-    );
+    measure("acquire (first use: container + blob created)", 4, &mut || {
+        grant = Some(fresh().acquire(&lock, FIXED_15, None).unwrap());
+    });
     let id = grant.unwrap().lease_id;
     measure("inspect", 1, &mut || {
         let status = fresh().inspect(&lock).unwrap();
@@ -82,33 +67,22 @@ fn every_verb_round_trips_and_counts_its_requests() {
             (LeaseState::Leased, true, Some(false))
         );
     });
-    measure("renew", 1, &mut || {
-        assert_eq!(fresh().renew(&lock, &id).unwrap().lease_id, id)
-    });
+    measure("renew", 1, &mut || assert_eq!(fresh().renew(&lock, &id).unwrap().lease_id, id));
     let new_id = "0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9";
     measure("change", 1, &mut || {
         assert_eq!(fresh().change(&lock, &id, new_id).unwrap().lease_id, new_id)
     });
     measure("renew with the old id", 1, &mut || {
-        assert!(matches!(
-            fresh().renew(&lock, &id),
-            Err(LeaseError::LeaseLost(_))
-        ));
+        assert!(matches!(fresh().renew(&lock, &id), Err(LeaseError::LeaseLost(_))));
     });
-    measure("release", 1, &mut || {
-        fresh().release(&lock, new_id).unwrap()
-    });
+    measure("release", 1, &mut || fresh().release(&lock, new_id).unwrap());
     measure("inspect", 1, &mut || {
         assert_eq!(fresh().inspect(&lock).unwrap().state, LeaseState::Available)
     });
     measure("acquire (steady state)", 1, &mut || {
-        fresh()
-            .acquire(&lock, LeaseDuration::Infinite, Some(new_id))
-            .unwrap();
+        fresh().acquire(&lock, LeaseDuration::Infinite, Some(new_id)).unwrap();
     });
-    measure("break-lease", 1, &mut || {
-        assert_eq!(fresh().break_lease(&lock, Some(0)).unwrap(), 0)
-    });
+    measure("break-lease", 1, &mut || assert_eq!(fresh().break_lease(&lock, Some(0)).unwrap(), 0));
     measure("inspect", 1, &mut || {
         assert_eq!(fresh().inspect(&lock).unwrap().state, LeaseState::Broken)
     });
@@ -121,19 +95,13 @@ fn a_second_holder_is_told_held_by_other_and_a_retried_acquire_is_idempotent() {
     fresh().acquire(&lock, FIXED_15, Some(id)).unwrap();
     match fresh().acquire(&lock, FIXED_15, None) {
         Err(LeaseError::HeldByOther(e)) => {
-            assert_eq!(
-                (e.status, e.code.as_deref()),
-                (409, Some("LeaseAlreadyPresent"))
-            );
+            assert_eq!((e.status, e.code.as_deref()), (409, Some("LeaseAlreadyPresent")));
             assert!(e.request_id.is_some());
         }
         other => panic!("expected held-by-other, got {other:?}"),
     }
     // The same proposed id again is what a retry after a lost answer sends: it succeeds.
-    assert_eq!(
-        fresh().acquire(&lock, FIXED_15, Some(id)).unwrap().lease_id,
-        id
-    );
+    assert_eq!(fresh().acquire(&lock, FIXED_15, Some(id)).unwrap().lease_id, id);
 }
 
 #[test]
@@ -149,10 +117,7 @@ fn racing_first_acquires_create_the_lock_once_and_elect_exactly_one_holder() {
         .map(|t| t.join().unwrap())
         .collect();
     let winners = outcomes.iter().filter(|o| o.is_ok()).count();
-    let held = outcomes
-        .iter()
-        .filter(|o| matches!(o, Err(LeaseError::HeldByOther(_))))
-        .count();
+    let held = outcomes.iter().filter(|o| matches!(o, Err(LeaseError::HeldByOther(_)))).count();
     assert_eq!((winners, held), (1, 5), "{outcomes:?}");
 }
 
@@ -161,27 +126,19 @@ fn an_expired_lease_lets_the_next_holder_in() {
     let lock = azurite_lock();
     let first = fresh().acquire(&lock, FIXED_15, None).unwrap().lease_id;
     let started = Instant::now();
-    assert!(matches!(
-        fresh().acquire(&lock, FIXED_15, None),
-        Err(LeaseError::HeldByOther(_))
-    ));
+    assert!(matches!(fresh().acquire(&lock, FIXED_15, None), Err(LeaseError::HeldByOther(_))));
     std::thread::sleep(Duration::from_secs(16).saturating_sub(started.elapsed()));
     assert_eq!(fresh().inspect(&lock).unwrap().state, LeaseState::Expired);
     let second = fresh().acquire(&lock, FIXED_15, None).unwrap().lease_id;
     assert_ne!(first, second);
-    assert!(matches!(
-        fresh().renew(&lock, &first),
-        Err(LeaseError::LeaseLost(_))
-    ));
+    assert!(matches!(fresh().renew(&lock, &first), Err(LeaseError::LeaseLost(_))));
 }
 
 #[test]
 fn break_periods_behave_as_documented() {
     // Infinite lease, no period: broken at once, and anyone may acquire.
     let lock = azurite_lock();
-    fresh()
-        .acquire(&lock, LeaseDuration::Infinite, None)
-        .unwrap();
+    fresh().acquire(&lock, LeaseDuration::Infinite, None).unwrap();
     assert_eq!(fresh().break_lease(&lock, None).unwrap(), 0);
     fresh().acquire(&lock, FIXED_15, None).unwrap();
 
@@ -194,14 +151,8 @@ fn break_periods_behave_as_documented() {
     let holder = fresh().acquire(&lock, FIXED_15, None).unwrap().lease_id;
     assert_eq!(fresh().break_lease(&lock, Some(2)).unwrap(), 2);
     assert_eq!(fresh().inspect(&lock).unwrap().state, LeaseState::Breaking);
-    assert!(matches!(
-        fresh().renew(&lock, &holder),
-        Err(LeaseError::LeaseLost(_))
-    ));
-    assert!(matches!(
-        fresh().acquire(&lock, FIXED_15, None),
-        Err(LeaseError::HeldByOther(_))
-    ));
+    assert!(matches!(fresh().renew(&lock, &holder), Err(LeaseError::LeaseLost(_))));
+    assert!(matches!(fresh().acquire(&lock, FIXED_15, None), Err(LeaseError::HeldByOther(_))));
     std::thread::sleep(Duration::from_millis(3200));
     assert_eq!(fresh().inspect(&lock).unwrap().state, LeaseState::Broken);
     fresh().acquire(&lock, FIXED_15, None).unwrap();
@@ -211,14 +162,8 @@ fn break_periods_behave_as_documented() {
 fn a_missing_blob_in_an_existing_container_is_created() {
     let lock = azurite_lock();
     fresh().acquire(&lock, FIXED_15, None).unwrap();
-    let sibling = Lock {
-        blob: "other".into(),
-        ..lock
-    };
-    assert!(matches!(
-        fresh().inspect(&sibling),
-        Err(LeaseError::NotFound(_))
-    ));
+    let sibling = Lock { blob: "other".into(), ..lock };
+    assert!(matches!(fresh().inspect(&sibling), Err(LeaseError::NotFound(_))));
     fresh().acquire(&sibling, FIXED_15, None).unwrap();
     assert_eq!(fresh().inspect(&sibling).unwrap().state, LeaseState::Leased);
 }
@@ -226,18 +171,11 @@ fn a_missing_blob_in_an_existing_container_is_created() {
 #[test]
 fn a_wrong_key_is_unauthorized_with_a_hint() {
     let wrong_key = "d3Jvbmcta2V5LXdyb25nLWtleS13cm9uZy1rZXktd3Jvbmcta2V5LXdyb25nLWtleQ==";
-    let lock = new_lock(connection_string_for_port(
-        Azurite::shared().port,
-        wrong_key,
-    ));
+    let lock = new_lock(connection_string_for_port(Azurite::shared().port, wrong_key));
     match fresh().acquire(&lock, FIXED_15, None) {
         Err(LeaseError::Unauthorized(e)) => {
             assert_eq!(e.status, 403);
-            assert!(
-                e.message.contains("clock") && e.message.contains("key"),
-                "{}",
-                e.message
-            );
+            assert!(e.message.contains("clock") && e.message.contains("key"), "{}", e.message);
             assert!(!format!("{e:?}").contains(wrong_key));
         }
         other => panic!("expected unauthorized, got {other:?}"),
@@ -255,10 +193,7 @@ fn a_stopped_emulator_is_a_transport_error_not_a_trap() {
         Err(LeaseError::Transport(detail)) => assert!(detail.contains("Connect"), "{detail}"),
         other => panic!("expected a transport error, got {other:?}"),
     }
-    println!(
-        "transport failure reported after {:?} (retries included)",
-        started.elapsed()
-    );
+    println!("transport failure reported after {:?} (retries included)", started.elapsed());
 }
 
 #[test]
@@ -279,10 +214,7 @@ fn bad_input_is_a_typed_error_before_any_request() {
     ];
     for cs in config_cases {
         assert!(
-            matches!(
-                fresh().inspect(&lock(cs, "abc", "x")),
-                Err(LeaseError::InvalidConfig(_))
-            ),
+            matches!(fresh().inspect(&lock(cs, "abc", "x")), Err(LeaseError::InvalidConfig(_))),
             "{cs:?}"
         );
     }
@@ -313,20 +245,11 @@ fn bad_input_is_a_typed_error_before_any_request() {
         fresh().acquire(&ok, FIXED_15, Some("nope")),
         Err(LeaseError::InvalidArgument(_))
     ));
-    assert!(matches!(
-        fresh().renew(&ok, "nope"),
-        Err(LeaseError::InvalidArgument(_))
-    ));
+    assert!(matches!(fresh().renew(&ok, "nope"), Err(LeaseError::InvalidArgument(_))));
     assert!(matches!(
         fresh().change(&ok, "nope", "also-nope"),
         Err(LeaseError::InvalidArgument(_))
     ));
-    assert!(matches!(
-        fresh().release(&ok, ""),
-        Err(LeaseError::InvalidArgument(_))
-    ));
-    assert!(matches!(
-        fresh().break_lease(&ok, Some(61)),
-        Err(LeaseError::InvalidArgument(_))
-    ));
+    assert!(matches!(fresh().release(&ok, ""), Err(LeaseError::InvalidArgument(_))));
+    assert!(matches!(fresh().break_lease(&ok, Some(61)), Err(LeaseError::InvalidArgument(_))));
 }

@@ -51,18 +51,11 @@ fn assert_clean(text: &str, signatures: &[String]) {
 }
 
 fn exercise(lock: &Lock, fail_transport: bool) {
-    let mut client = LeaseClient::new(
-        Echo {
-            fail_transport,
-            authorizations: vec![],
-        },
-        VirtualRuntime::new(),
-    );
+    let mut client =
+        LeaseClient::new(Echo { fail_transport, authorizations: vec![] }, VirtualRuntime::new());
     let id = LeaseId::parse("8b8a5d3e-2f4b-4c2a-9d0e-1f2a3b4c5d6e").unwrap();
     let errors: Vec<Error> = vec![
-        client
-            .acquire(lock, LeaseDuration::Fixed(15), None)
-            .unwrap_err(),
+        client.acquire(lock, LeaseDuration::Fixed(15), None).unwrap_err(),
         client.renew(lock, &id).unwrap_err(),
         client.release(lock, &id).unwrap_err(),
         client.inspect(lock).unwrap_err(),
@@ -110,8 +103,5 @@ fn invalid_keys_are_reported_without_echoing_them() {
     let bad = "AccountName=abc;AccountKey=SENTINEL-ACCOUNT-KEY-not-base64!";
     let error = Lock::parse(bad, "locks", "x").unwrap_err();
     assert!(matches!(error, Error::InvalidConfig(_)));
-    assert!(
-        !format!("{error} {error:?}").contains("SENTINEL"),
-        "{error:?}"
-    );
+    assert!(!format!("{error} {error:?}").contains("SENTINEL"), "{error:?}");
 }

@@ -25,10 +25,7 @@ fn vectors() -> Vec<Vector> {
 }
 
 fn vector(name: &str) -> Vector {
-    vectors()
-        .into_iter()
-        .find(|v| v.name == name)
-        .expect("vector exists")
+    vectors().into_iter().find(|v| v.name == name).expect("vector exists")
 }
 
 fn emulator() -> Account {
@@ -60,22 +57,12 @@ fn every_vector_signs_to_the_published_string_and_signature() {
         let request = builder.body(Vec::new()).unwrap();
         let text = string_to_sign(&request, "devstoreaccount1");
         assert_eq!(text, v.string_to_sign, "string-to-sign of {}", v.name);
-        assert_eq!(
-            signature(&key, &text),
-            v.signature,
-            "signature of {}",
-            v.name
-        );
+        assert_eq!(signature(&key, &text), v.signature, "signature of {}", v.name);
 
         let mut signed = request.clone();
         authorize(&mut signed, &emulator());
         let expected = format!("SharedKey devstoreaccount1:{}", v.signature);
-        assert_eq!(
-            signed.headers()["authorization"],
-            expected.as_str(),
-            "{}",
-            v.name
-        );
+        assert_eq!(signed.headers()["authorization"], expected.as_str(), "{}", v.name);
     }
 }
 
@@ -86,22 +73,10 @@ fn assert_op_matches(op: &dyn OpAny, vector_name: &str) {
     let lock = Lock::new(emulator(), "vectors", "lock").unwrap();
     let (request, _) = prepare(op.request(&lock), &lock, vector_date());
     assert_eq!(request.method().as_str(), v.method, "{vector_name}");
-    assert_eq!(
-        request.uri().path_and_query().unwrap().as_str(),
-        v.path_and_query,
-        "{vector_name}"
-    );
-    assert_eq!(
-        string_to_sign(&request, "devstoreaccount1"),
-        v.string_to_sign,
-        "{vector_name}"
-    );
+    assert_eq!(request.uri().path_and_query().unwrap().as_str(), v.path_and_query, "{vector_name}");
+    assert_eq!(string_to_sign(&request, "devstoreaccount1"), v.string_to_sign, "{vector_name}");
     let expected = format!("SharedKey devstoreaccount1:{}", v.signature);
-    assert_eq!(
-        request.headers()["authorization"],
-        expected.as_str(),
-        "{vector_name}"
-    );
+    assert_eq!(request.headers()["authorization"], expected.as_str(), "{vector_name}");
 }
 
 trait OpAny {
@@ -118,10 +93,7 @@ fn our_requests_match_the_vectors() {
     let id = LeaseId::parse("8b8a5d3e-2f4b-4c2a-9d0e-1f2a3b4c5d6e").unwrap();
     let acquire = Acquire::new(LeaseDuration::Fixed(15), id).unwrap();
     assert_op_matches(&acquire, "acquire lease 15s with proposed id");
-    assert_op_matches(
-        &Break::new(BreakPeriod(Some(0))).unwrap(),
-        "break lease period 0",
-    );
+    assert_op_matches(&Break::new(BreakPeriod(Some(0))).unwrap(), "break lease period 0");
     assert_op_matches(&Inspect, "get blob properties");
     assert_op_matches(&CreateBlob, "put zero-length block blob if-none-match *");
     assert_op_matches(&CreateContainer, "create container");
@@ -129,7 +101,5 @@ fn our_requests_match_the_vectors() {
 
 fn base64_decode(text: &str) -> Vec<u8> {
     use base64::Engine as _;
-    base64::engine::general_purpose::STANDARD
-        .decode(text)
-        .unwrap()
+    base64::engine::general_purpose::STANDARD.decode(text).unwrap()
 }

@@ -43,11 +43,7 @@ impl Azurite {
             .ok()
             .flatten()
             .expect("Azurite did not report its port within 60 s");
-        Azurite {
-            stdin: child.stdin.take(),
-            child,
-            port,
-        }
+        Azurite { stdin: child.stdin.take(), child, port }
     }
 
     /// The emulator shared by every test in this process, started on first use.

@@ -22,20 +22,13 @@ pub struct State {
 
 impl WasiView for State {
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
-        }
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
     }
 }
 
 impl WasiHttpView for State {
     fn http(&mut self) -> WasiHttpCtxView<'_> {
-        WasiHttpCtxView {
-            ctx: &mut self.http,
-            table: &mut self.table,
-            hooks: Default::default(),
-        }
+        WasiHttpCtxView { ctx: &mut self.http, table: &mut self.table, hooks: Default::default() }
     }
 }
 
@@ -49,17 +42,18 @@ pub struct Host {
 pub fn wasm_path() -> PathBuf {
     std::env::var_os("TRAFFIC_COP_WASM")
         .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            crate::repo_root().join("target/wasm32-wasip2/release/traffic_cop.wasm")
-        })
+        .unwrap_or_else(|| crate::repo_root().join("target/wasm32-wasip2/release/traffic_cop.wasm"))
 }
 
 /// Fails loudly when the component is missing or older than its sources, so a test run can
 /// never pass against a stale build.
 fn assert_fresh(wasm: &PathBuf) {
-    let built = std::fs::metadata(wasm)
-        .and_then(|m| m.modified())
-        .unwrap_or_else(|_| panic!("{} missing: run `cargo build --release --target wasm32-wasip2` (scripts/test does)", wasm.display()));
+    let built = std::fs::metadata(wasm).and_then(|m| m.modified()).unwrap_or_else(|_| {
+        panic!(
+            "{} missing: run `cargo build --release --target wasm32-wasip2` (scripts/test does)",
+            wasm.display()
+        )
+    });
     if std::env::var_os("TRAFFIC_COP_WASM").is_some() {
         return;
     }
@@ -70,15 +64,8 @@ fn assert_fresh(wasm: &PathBuf) {
             stack.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
         } else if path.to_string_lossy().ends_with("_tests.rs") {
             continue;
-        } else if std::fs::metadata(&path)
-            .and_then(|m| m.modified())
-            .is_ok_and(|m| m > built)
-        {
-            panic!(
-                "{} is newer than {}: rebuild the component",
-                path.display(),
-                wasm.display()
-            );
+        } else if std::fs::metadata(&path).and_then(|m| m.modified()).is_ok_and(|m| m > built) {
+            panic!("{} is newer than {}: rebuild the component", path.display(), wasm.display());
         }
     }
 }
@@ -94,11 +81,7 @@ impl Host {
             let mut linker = Linker::new(&engine);
             wasmtime_wasi::p2::add_to_linker_sync(&mut linker).unwrap();
             wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker).unwrap();
-            Host {
-                engine,
-                component,
-                linker,
-            }
+            Host { engine, component, linker }
         })
     }
 

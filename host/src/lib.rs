@@ -10,10 +10,7 @@ use std::path::PathBuf;
 
 /// The repository root (this crate lives in `host/`).
 pub fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("host/ has a parent")
-        .to_path_buf()
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("host/ has a parent").to_path_buf()
 }
 
 /// The well-known, public Azurite account key (not a secret).

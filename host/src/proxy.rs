@@ -35,11 +35,7 @@ impl CountingProxy {
                 std::thread::spawn(move || pipe(server, client, None));
             }
         });
-        CountingProxy {
-            port,
-            requests,
-            stop,
-        }
+        CountingProxy { port, requests, stop }
     }
 
     pub fn requests(&self) -> u64 {

@@ -13,14 +13,18 @@ use crate::transport::{Request, Response};
 pub struct Acquire {
     pub duration: LeaseDuration,
     pub proposed_id: LeaseId,
+    /// Acquire only if the blob is still at this ETag: the guard's "nothing was written since
+    /// I looked" condition. A mismatch is 412 `ConditionNotMet`.
+    pub if_match: Option<String>,
 }
 
 impl Acquire {
     pub fn new(duration: LeaseDuration, proposed_id: LeaseId) -> Result<Acquire, Error> {
-        Ok(Acquire {
-            duration: duration.validate()?,
-            proposed_id,
-        })
+        Ok(Acquire { duration: duration.validate()?, proposed_id, if_match: None })
+    }
+
+    pub fn if_match(self, etag: Option<String>) -> Acquire {
+        Acquire { if_match: etag, ..self }
     }
 }
 
@@ -32,6 +36,9 @@ impl Op for Acquire {
         let headers = request.headers_mut();
         headers.insert("x-ms-lease-duration", header(&self.duration.header_value()));
         headers.insert("x-ms-proposed-lease-id", header(self.proposed_id.as_str()));
+        if let Some(etag) = &self.if_match {
+            headers.insert(http::header::IF_MATCH, header(etag));
+        }
         request
     }
 

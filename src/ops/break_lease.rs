@@ -14,9 +14,7 @@ pub struct Break {
 
 impl Break {
     pub fn new(period: BreakPeriod) -> Result<Break, Error> {
-        Ok(Break {
-            period: period.validate()?,
-        })
+        Ok(Break { period: period.validate()? })
     }
 }
 
@@ -26,9 +24,7 @@ impl Op for Break {
     fn request(&self, lock: &Lock) -> Request {
         let mut request = lease_request(lock, "break");
         if let Some(seconds) = self.period.0 {
-            request
-                .headers_mut()
-                .insert("x-ms-lease-break-period", header(&seconds.to_string()));
+            request.headers_mut().insert("x-ms-lease-break-period", header(&seconds.to_string()));
         }
         request
     }

@@ -13,12 +13,7 @@ impl Op for CreateContainer {
     type Output = ();
 
     fn request(&self, lock: &Lock) -> Request {
-        new_request(
-            lock,
-            http::Method::PUT,
-            &lock.container_path(),
-            "restype=container",
-        )
+        new_request(lock, http::Method::PUT, &lock.container_path(), "restype=container")
     }
 
     fn interpret(&self, response: &Response) -> Result<(), Error> {

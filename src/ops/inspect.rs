@@ -1,7 +1,9 @@
 //! Inspect: `HEAD` the lock blob (Get Blob Properties) → lease state, status, duration and
 //! metadata in one round trip. HEAD answers have no body, so errors come from headers alone.
 
-use super::{check_status, new_request, response_header, unexpected, LeaseState, LockStatus, Op};
+use super::{
+    check_status, new_request, response_header, server_time, unexpected, LeaseState, LockStatus, Op,
+};
 use crate::config::Lock;
 use crate::error::Error;
 use crate::transport::{Request, Response};
@@ -37,6 +39,7 @@ impl Op for Inspect {
             metadata,
             etag: response_header(response, "etag"),
             last_modified: response_header(response, "last-modified"),
+            server_time: server_time(response),
         })
     }
 }

@@ -7,8 +7,10 @@ mod break_lease;
 mod change;
 mod create;
 mod inspect;
+mod list;
 mod release;
 mod renew;
+mod set_metadata;
 mod types;
 
 pub use acquire::Acquire;
@@ -16,8 +18,10 @@ pub use break_lease::Break;
 pub use change::Change;
 pub use create::{CreateBlob, CreateContainer};
 pub use inspect::Inspect;
+pub use list::{BlobPage, ListBlobs, ListedBlob};
 pub use release::Release;
 pub use renew::Renew;
+pub use set_metadata::SetMetadata;
 pub use types::{BreakPeriod, LeaseDuration, LeaseGrant, LeaseId, LeaseState, LockStatus};
 
 use crate::config::Lock;
@@ -50,9 +54,7 @@ pub fn prepare(mut request: Request, lock: &Lock, now: SystemTime) -> (Request, 
     // Always explicit: without it wasi:http hosts send a chunked body, which SharedKey and
     // the service do not expect for an empty PUT.
     if request.method() != http::Method::HEAD {
-        request
-            .headers_mut()
-            .insert(http::header::CONTENT_LENGTH, header(&length));
+        request.headers_mut().insert(http::header::CONTENT_LENGTH, header(&length));
     }
     let signature = crate::signing::authorize(&mut request, &lock.account);
     (request, signature)
@@ -62,10 +64,7 @@ pub fn prepare(mut request: Request, lock: &Lock, now: SystemTime) -> (Request, 
 pub(crate) fn new_request(lock: &Lock, method: http::Method, path: &str, query: &str) -> Request {
     let account = &lock.account;
     let separator = if query.is_empty() { "" } else { "?" };
-    let uri = format!(
-        "{}://{}{path}{separator}{query}",
-        account.scheme, account.authority
-    );
+    let uri = format!("{}://{}{path}{separator}{query}", account.scheme, account.authority);
     let mut request = Request::new(Vec::new());
     *request.method_mut() = method;
     // Names and endpoint were validated and percent-encoded when the lock was made.
@@ -76,9 +75,7 @@ pub(crate) fn new_request(lock: &Lock, method: http::Method, path: &str, query: 
 /// A lease-action PUT on the lock blob.
 pub(crate) fn lease_request(lock: &Lock, action: &str) -> Request {
     let mut request = new_request(lock, http::Method::PUT, &lock.blob_path(), "comp=lease");
-    request
-        .headers_mut()
-        .insert("x-ms-lease-action", header(action));
+    request.headers_mut().insert("x-ms-lease-action", header(action));
     request
 }
 
@@ -88,11 +85,7 @@ pub(crate) fn header(value: &str) -> http::HeaderValue {
 }
 
 pub(crate) fn response_header(response: &Response, name: &str) -> Option<String> {
-    response
-        .headers()
-        .get(name)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string)
+    response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_string)
 }
 
 /// Reads a granted lease from a 2xx response that must carry `x-ms-lease-id`.
@@ -104,7 +97,13 @@ pub(crate) fn lease_grant(response: &Response) -> Result<LeaseGrant, Error> {
             .map_err(|_| unexpected(response, "x-ms-lease-id is not a GUID"))?,
         etag: response_header(response, "etag"),
         last_modified: response_header(response, "last-modified"),
+        server_time: server_time(response),
     })
+}
+
+/// The service's clock, from the `Date` header.
+pub(crate) fn server_time(response: &Response) -> Option<SystemTime> {
+    response_header(response, "date").and_then(|d| httpdate::parse_http_date(&d).ok())
 }
 
 /// Turns a non-2xx response into an error; `Ok(())` for 2xx.
@@ -144,17 +143,42 @@ pub(crate) fn unexpected(response: &Response, what: &str) -> Error {
     })
 }
 
-/// The text of the first `<tag>…</tag>`, entity-decoded and trimmed. A lenient reader: error
-/// bodies are tiny, and a malformed one must still yield a status-based error.
+/// The text of the first `<tag>…</tag>`, entity-decoded and trimmed. A lenient reader: the
+/// documents are small and fixed in shape, and a malformed one must still yield a typed error.
 pub(crate) fn xml_element(body: &str, tag: &str) -> Option<String> {
-    let open = format!("<{tag}>");
-    let start = body.find(&open)? + open.len();
-    let end = body[start..].find(&format!("</{tag}>"))? + start;
-    let text = body[start..end]
-        .replace("&lt;", "<")
+    xml_elements(body, tag).first().map(|inner| decode_entities(inner).trim().to_string())
+}
+
+/// The raw inner text of every `<tag …>…</tag>` (attributes allowed, no nesting of `tag`).
+pub(crate) fn xml_elements<'a>(body: &'a str, tag: &str) -> Vec<&'a str> {
+    let (open, close) = (format!("<{tag}"), format!("</{tag}>"));
+    let mut found = Vec::new();
+    let mut rest = body;
+    while let Some(at) = rest.find(&open) {
+        let after = &rest[at + open.len()..];
+        // `<Blob>` must not match `<Blobs>`: the next character ends the name.
+        if !after.starts_with(['>', ' ', '/']) {
+            rest = after;
+            continue;
+        }
+        let Some(head_end) = after.find('>') else { break };
+        if after[..head_end].ends_with('/') {
+            found.push("");
+            rest = &after[head_end + 1..];
+            continue;
+        }
+        let inner = &after[head_end + 1..];
+        let Some(end) = inner.find(&close) else { break };
+        found.push(&inner[..end]);
+        rest = &inner[end + close.len()..];
+    }
+    found
+}
+
+pub(crate) fn decode_entities(text: &str) -> String {
+    text.replace("&lt;", "<")
         .replace("&gt;", ">")
         .replace("&quot;", "\"")
         .replace("&apos;", "'")
-        .replace("&amp;", "&");
-    Some(text.trim().to_string())
+        .replace("&amp;", "&")
 }

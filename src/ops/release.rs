@@ -15,9 +15,7 @@ impl Op for Release {
 
     fn request(&self, lock: &Lock) -> Request {
         let mut request = lease_request(lock, "release");
-        request
-            .headers_mut()
-            .insert("x-ms-lease-id", header(self.lease_id.as_str()));
+        request.headers_mut().insert("x-ms-lease-id", header(self.lease_id.as_str()));
         request
     }
 

@@ -3,6 +3,7 @@
 use crate::error::Error;
 use crate::transport::Runtime;
 use std::fmt;
+use std::time::SystemTime;
 
 /// A lease id: a GUID in its 36-character hyphenated form. The service treats it as opaque, but
 /// it rejects non-GUIDs, so we do too before anything is sent.
@@ -113,6 +114,8 @@ pub struct LeaseGrant {
     pub lease_id: LeaseId,
     pub etag: Option<String>,
     pub last_modified: Option<String>,
+    /// The service's `Date`: the one clock all replicas share.
+    pub server_time: Option<SystemTime>,
 }
 
 /// The service's lease states (`x-ms-lease-state`).
@@ -150,4 +153,6 @@ pub struct LockStatus {
     pub metadata: Vec<(String, String)>,
     pub etag: Option<String>,
     pub last_modified: Option<String>,
+    /// The service's `Date` when it answered.
+    pub server_time: Option<SystemTime>,
 }

@@ -38,11 +38,7 @@ impl ScriptedTransport {
     }
 
     pub fn assert_done(&self) {
-        assert!(
-            self.script.is_empty(),
-            "{} scripted requests were never sent",
-            self.script.len()
-        );
+        assert!(self.script.is_empty(), "{} scripted requests were never sent", self.script.len());
     }
 }
 

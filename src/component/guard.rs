@@ -1,0 +1,151 @@
+//! `traffic-cop:lease/guard`: guarded invoke, keep-alive, complete, claim and the board.
+
+use super::lease::lock_ref;
+use super::{client, lease_state, Component};
+use crate::config::Account;
+use crate::error::Error;
+use crate::guard::{self as core, unix_ms};
+use crate::ops::LeaseId;
+use std::time::{Duration, SystemTime};
+
+use super::exports::traffic_cop::lease::guard::{
+    AlreadyRan, BoardEntry, Decision, GuardOptions, Guest, HeldByOther, Location, Outcome,
+    SkipReason, Ticket,
+};
+use super::exports::traffic_cop::lease::lease::{LeaseError, Lock};
+
+impl Guest for Component {
+    fn guarded_invoke(lock: Lock, options: GuardOptions) -> Decision {
+        let decision = lock_ref(&lock).and_then(|lock| {
+            let options = core_options(&options)?;
+            Ok(core::guarded_invoke(&mut client(), &lock, &options))
+        });
+        match decision {
+            Ok(core::Decision::Run(ticket)) => Decision::Run(wit_ticket(ticket, lock)),
+            Ok(core::Decision::Skip(reason)) => Decision::Skip(skip_reason(reason)),
+            Err(error) => Decision::Skip(SkipReason::Error(error.into())),
+        }
+    }
+
+    fn keep_alive(ticket: Ticket) -> Result<u64, LeaseError> {
+        let ticket = core_ticket(&ticket)?;
+        Ok(unix_ms(core::keep_alive(&mut client(), &ticket)?))
+    }
+
+    fn complete(ticket: Ticket, outcome: Outcome) -> Result<(), LeaseError> {
+        let ticket = core_ticket(&ticket)?;
+        let outcome = match outcome {
+            Outcome::Success => core::Outcome::Success,
+            Outcome::Failure(reason) => core::Outcome::Failure(reason),
+        };
+        Ok(core::complete(&mut client(), &ticket, &outcome)?)
+    }
+
+    fn claim(
+        location: Location,
+        items: Vec<String>,
+        options: GuardOptions,
+        max: u32,
+    ) -> Result<Vec<Ticket>, LeaseError> {
+        let account = Account::from_connection_string(&location.connection_string)?;
+        let options = core_options(&options)?;
+        let tickets =
+            core::claim(&mut client(), &account, &location.container, &items, &options, max)?;
+        Ok(tickets
+            .into_iter()
+            .map(|ticket| {
+                let lock = Lock {
+                    connection_string: location.connection_string.clone(),
+                    container: location.container.clone(),
+                    blob: ticket.lock.blob.clone(),
+                };
+                wit_ticket(ticket, lock)
+            })
+            .collect())
+    }
+
+    fn board(location: Location) -> Result<Vec<BoardEntry>, LeaseError> {
+        let account = Account::from_connection_string(&location.connection_string)?;
+        let entries = core::board(&mut client(), &account, &location.container)?;
+        Ok(entries
+            .into_iter()
+            .map(|entry| BoardEntry {
+                name: entry.name,
+                state: lease_state(entry.state),
+                holder: entry.record.holder,
+                fencing_token: entry.record.fence,
+                last_start_ms: entry.record.started_ms,
+                last_stop_ms: entry.record.stopped_ms,
+                running: entry.record.running,
+                last_outcome: entry.record.outcome,
+            })
+            .collect())
+    }
+}
+
+fn core_options(options: &GuardOptions) -> Result<core::GuardOptions, Error> {
+    core::GuardOptions::new(
+        &options.holder,
+        options.lease_seconds,
+        options.interval_seconds,
+        options.keep_alive_seconds,
+    )
+}
+
+fn wit_options(options: &core::GuardOptions) -> GuardOptions {
+    GuardOptions {
+        holder: options.holder.clone(),
+        lease_seconds: options.lease_seconds,
+        interval_seconds: options.interval_seconds,
+        keep_alive_seconds: Some(options.keep_alive_seconds),
+    }
+}
+
+/// `lock` is the caller's own record, handed back unchanged so the ticket names the lock
+/// exactly as the caller did.
+fn wit_ticket(ticket: core::Ticket, lock: Lock) -> Ticket {
+    Ticket {
+        lock,
+        lease_id: ticket.lease_id.to_string(),
+        fencing_token: ticket.fencing_token,
+        interval: ticket.interval,
+        started_at_ms: ticket.started_ms,
+        deadline_ms: unix_ms(ticket.deadline),
+        keep_alive_by_ms: unix_ms(ticket.keep_alive_by),
+        previous_abandoned: ticket.previous_abandoned,
+        options: wit_options(&ticket.options),
+    }
+}
+
+/// A ticket comes back from outside: every field is validated again.
+fn core_ticket(ticket: &Ticket) -> Result<core::Ticket, Error> {
+    let at = |ms: u64| SystemTime::UNIX_EPOCH + Duration::from_millis(ms);
+    Ok(core::Ticket {
+        lock: lock_ref(&ticket.lock)?,
+        lease_id: LeaseId::parse(&ticket.lease_id)?,
+        fencing_token: ticket.fencing_token,
+        interval: ticket.interval,
+        started_ms: ticket.started_at_ms,
+        deadline: at(ticket.deadline_ms),
+        keep_alive_by: at(ticket.keep_alive_by_ms),
+        previous_abandoned: ticket.previous_abandoned,
+        options: core_options(&ticket.options)?,
+    })
+}
+
+fn skip_reason(reason: core::SkipReason) -> SkipReason {
+    match reason {
+        core::SkipReason::HeldByOther { holder, since_ms } => {
+            SkipReason::HeldByOther(HeldByOther { holder, since_ms })
+        }
+        core::SkipReason::AlreadyRan { started_ms, holder, running, outcome } => {
+            SkipReason::AlreadyRan(AlreadyRan {
+                started_at_ms: started_ms,
+                holder,
+                running,
+                outcome,
+            })
+        }
+        core::SkipReason::Error(error) => SkipReason::Error(error.into()),
+    }
+}

@@ -1,0 +1,105 @@
+use super::*;
+use std::time::Duration;
+
+fn at(seconds: u64) -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_secs(seconds)
+}
+
+fn options(interval_seconds: u64) -> GuardOptions {
+    GuardOptions::new("me", 15, interval_seconds, None).unwrap()
+}
+
+fn ran_at(seconds: u64, running: bool) -> RunRecord {
+    let record = RunRecord::default().granted(4, seconds * 1000, "them");
+    if running {
+        record
+    } else {
+        record.completed(seconds * 1000 + 500, "success")
+    }
+}
+
+#[test]
+fn a_held_lease_is_skipped_with_the_running_holder_named() {
+    for state in [LeaseState::Leased, LeaseState::Breaking] {
+        let verdict = decide(&ran_at(100, true), state, at(130), &options(60));
+        assert_eq!(
+            verdict,
+            Verdict::Skip(SkipReason::HeldByOther {
+                holder: Some("them".into()),
+                since_ms: Some(100_000)
+            })
+        );
+    }
+    // Held, but the record is of a finished run: the current holder is not known.
+    let verdict = decide(&ran_at(100, false), LeaseState::Leased, at(200), &options(60));
+    assert_eq!(verdict, Verdict::Skip(SkipReason::HeldByOther { holder: None, since_ms: None }));
+}
+
+#[test]
+fn a_run_in_the_same_interval_is_not_repeated_and_the_next_interval_runs() {
+    let record = ran_at(120, false); // interval [120, 180)
+    assert!(matches!(
+        decide(&record, LeaseState::Available, at(179), &options(60)),
+        Verdict::Skip(SkipReason::AlreadyRan { started_ms: 120_000, .. })
+    ));
+    assert_eq!(
+        decide(&record, LeaseState::Available, at(180), &options(60)),
+        Verdict::Contend { fence: 5, previous_abandoned: false }
+    );
+}
+
+#[test]
+fn interval_zero_turns_deduplication_off() {
+    assert_eq!(
+        decide(&ran_at(100, false), LeaseState::Available, at(100), &options(0)),
+        Verdict::Contend { fence: 5, previous_abandoned: false }
+    );
+}
+
+#[test]
+fn an_expired_or_broken_lease_with_a_running_record_was_abandoned() {
+    for state in [LeaseState::Expired, LeaseState::Broken, LeaseState::Available] {
+        let verdict = decide(&ran_at(100, true), state, at(200), &options(60));
+        assert_eq!(verdict, Verdict::Contend { fence: 5, previous_abandoned: true }, "{state:?}");
+    }
+    // ... but an abandoned run still counts for its own interval.
+    assert!(matches!(
+        decide(&ran_at(100, true), LeaseState::Expired, at(110), &options(60)),
+        Verdict::Skip(SkipReason::AlreadyRan { running: true, .. })
+    ));
+}
+
+#[test]
+fn a_start_in_the_future_never_causes_a_second_run() {
+    assert!(matches!(
+        decide(&ran_at(500, false), LeaseState::Available, at(100), &options(60)),
+        Verdict::Skip(SkipReason::AlreadyRan { .. })
+    ));
+}
+
+#[test]
+fn a_fresh_lock_grants_token_one() {
+    assert_eq!(
+        decide(&RunRecord::default(), LeaseState::Available, at(1), &options(60)),
+        Verdict::Contend { fence: 1, previous_abandoned: false }
+    );
+}
+
+#[test]
+fn options_are_validated_with_the_failed_relation_named() {
+    let error = |r: Result<GuardOptions, crate::Error>| match r {
+        Err(crate::Error::InvalidArgument(m)) => m,
+        other => panic!("expected InvalidArgument, got {other:?}"),
+    };
+    assert!(error(GuardOptions::new("me", 20, 60, Some(11)))
+        .contains("keep-alive-seconds * 2 <= lease-seconds; got 11 and 20"));
+    assert!(error(GuardOptions::new("me", 20, 60, Some(0))).contains("1 <= keep-alive-seconds"));
+    assert!(error(GuardOptions::new("me", 14, 60, None)).contains("15..=60"));
+    assert!(error(GuardOptions::new("me", 61, 60, None)).contains("15..=60"));
+    assert!(error(GuardOptions::new("", 15, 60, None)).contains("holder"));
+    assert!(error(GuardOptions::new("a\nb", 15, 60, None)).contains("holder"));
+    assert!(error(GuardOptions::new(&"x".repeat(65), 15, 60, None)).contains("holder"));
+    assert!(error(GuardOptions::new("me", 15, 400 * 86400, None)).contains("interval"));
+    assert_eq!(GuardOptions::new("me", 30, 60, None).unwrap().keep_alive_seconds, 10);
+    assert_eq!(GuardOptions::new("me", 15, 0, Some(7)).unwrap().keep_alive_seconds, 7);
+}

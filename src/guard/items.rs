@@ -1,0 +1,134 @@
+//! Many workers × many work items: `claim` hands out tickets for due items, `board` shows every
+//! lock in a container. Both start from one List Blobs round trip (per 5000 blobs).
+
+use super::invoke::{attempt, guarded_invoke, Attempt};
+use super::{Decision, GuardOptions, RunRecord, SkipReason, Ticket};
+use crate::client::LeaseClient;
+use crate::config::{validate_blob, Account, Lock};
+use crate::error::Error;
+use crate::ops::{CreateContainer, LeaseState, ListBlobs, ListedBlob};
+use crate::transport::{Runtime, Transport};
+use std::time::SystemTime;
+
+/// One lock as the board shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BoardEntry {
+    pub name: String,
+    pub state: LeaseState,
+    pub record: RunRecord,
+}
+
+/// Claims up to `max` due items of `items` (blob names in `container`), each with its own
+/// lease, record and fencing token. Items held by others or run in this interval are skipped.
+/// Workers start at a random item, so several claiming at once spread out instead of queueing
+/// on the same locks. If some tickets were granted before a failure, they are returned (their
+/// work should go ahead); the error is returned only when none were.
+pub fn claim<T: Transport, R: Runtime>(
+    client: &mut LeaseClient<T, R>,
+    account: &Account,
+    container: &str,
+    items: &[String],
+    options: &GuardOptions,
+    max: u32,
+) -> Result<Vec<Ticket>, Error> {
+    let locks: Vec<Lock> = items
+        .iter()
+        .map(|item| Lock::new(account.clone(), container, item))
+        .collect::<Result<_, _>>()?;
+    let (listed, listed_at) = list_all(client, account, container, true)?;
+    let offset = match locks.len() {
+        0 => 0,
+        n => (client.runtime().random_u64() % n as u64) as usize,
+    };
+    let mut tickets = Vec::new();
+    for lock in locks.iter().cycle().skip(offset).take(locks.len()) {
+        if tickets.len() >= max as usize {
+            break;
+        }
+        let outcome = match listed.iter().find(|b| b.name == lock.blob) {
+            Some(blob) => claim_listed(client, lock, options, blob, listed_at),
+            // Not listed, so never used: the single-lock path creates the blob and decides.
+            None => match guarded_invoke(client, lock, options) {
+                Decision::Run(ticket) => Ok(Some(ticket)),
+                Decision::Skip(SkipReason::Error(error)) => Err(error),
+                Decision::Skip(_) => Ok(None),
+            },
+        };
+        match outcome {
+            Ok(Some(ticket)) => tickets.push(ticket),
+            Ok(None) => {}
+            Err(error) if tickets.is_empty() => return Err(error),
+            Err(_) => break,
+        }
+    }
+    Ok(tickets)
+}
+
+fn claim_listed<T: Transport, R: Runtime>(
+    client: &mut LeaseClient<T, R>,
+    lock: &Lock,
+    options: &GuardOptions,
+    blob: &ListedBlob,
+    listed_at: SystemTime,
+) -> Result<Option<Ticket>, Error> {
+    let record = RunRecord::from_metadata(&blob.metadata);
+    match attempt(client, lock, options, &record, blob.state, blob.etag.clone(), listed_at)? {
+        Attempt::Run(ticket) => Ok(Some(ticket)),
+        Attempt::Skip(_) => Ok(None),
+        // Changed since the listing: someone else is working this item; leave it to them.
+        Attempt::Changed => Ok(None),
+    }
+}
+
+/// Every lock in `container` with its lease state and run record. Blobs whose names are not
+/// valid lock names are left out. A missing container is an empty board.
+pub fn board<T: Transport, R: Runtime>(
+    client: &mut LeaseClient<T, R>,
+    account: &Account,
+    container: &str,
+) -> Result<Vec<BoardEntry>, Error> {
+    let (listed, _) = match list_all(client, account, container, false) {
+        Err(Error::NotFound(_)) => return Ok(Vec::new()),
+        other => other?,
+    };
+    Ok(listed
+        .into_iter()
+        .filter(|blob| validate_blob(&blob.name).is_ok())
+        .map(|blob| BoardEntry {
+            record: RunRecord::from_metadata(&blob.metadata),
+            name: blob.name,
+            state: blob.state,
+        })
+        .collect())
+}
+
+/// All pages of the listing, and the service time of the first page. With `create`, a missing
+/// container is created and reads as empty.
+fn list_all<T: Transport, R: Runtime>(
+    client: &mut LeaseClient<T, R>,
+    account: &Account,
+    container: &str,
+    create: bool,
+) -> Result<(Vec<ListedBlob>, SystemTime), Error> {
+    // The blob name is a placeholder: listing addresses the container only.
+    let lock = Lock::new(account.clone(), container, "-")?;
+    let mut blobs = Vec::new();
+    let mut marker = None;
+    let mut listed_at = None;
+    loop {
+        let page = match client.execute(&lock, &ListBlobs { marker: marker.take() }) {
+            Err(Error::NotFound(_)) if create => {
+                client.execute(&lock, &CreateContainer)?;
+                return Ok((Vec::new(), client.runtime().now()));
+            }
+            other => other?,
+        };
+        listed_at = listed_at.or(page.server_time);
+        blobs.extend(page.blobs);
+        match page.next_marker {
+            Some(next) => marker = Some(next),
+            None => break,
+        }
+    }
+    Ok((blobs, listed_at.unwrap_or_else(|| client.runtime().now())))
+}

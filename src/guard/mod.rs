@@ -1,0 +1,147 @@
+//! Guarded invoke: "is it my turn?" for timer-triggered functions, plus work-item claims and a
+//! status board. The decision is a pure function ([`decide`]); the drivers ([`invoke`],
+//! [`items`]) perform the round trips.
+//!
+//! Protocol, per lock blob:
+//! 1. HEAD the blob: lease state, run record (metadata) and ETag in one round trip. A follower
+//!    that must skip (lease held, or a run already started in this interval) stops here.
+//! 2. Acquire the lease with `If-Match: <that ETag>`: it fails if anyone recorded a run since.
+//! 3. Write the new record (next fencing token, start, running) under the lease with
+//!    `If-Match`. Only a successful write grants `run`; the token is then durable.
+//!
+//! Runs are serialised by the lease, and every grant is a compare-and-swap on the record, so
+//! two replicas can never both be granted the same interval, and tokens strictly increase.
+
+mod decide;
+mod invoke;
+mod items;
+mod record;
+
+pub use decide::{decide, Verdict};
+pub use invoke::{complete, guarded_invoke, keep_alive};
+pub use items::{board, claim, BoardEntry};
+pub use record::RunRecord;
+
+use crate::config::Lock;
+use crate::error::Error;
+use crate::ops::{LeaseDuration, LeaseId};
+use std::time::{Duration, SystemTime};
+
+/// How a guarded job behaves. Validated when built; see [`GuardOptions::new`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GuardOptions {
+    /// Who is asking (shown to followers and on the board), 1-64 printable characters.
+    pub holder: String,
+    /// Lease period in seconds (15..=60): how long a crashed holder can block the others.
+    pub lease_seconds: u32,
+    /// The job's interval in seconds: a run that started in the current interval (by the
+    /// storage service's clock) is not started again. 0 turns deduplication off.
+    pub interval_seconds: u64,
+    /// How often the work should call `keep-alive`, in seconds.
+    pub keep_alive_seconds: u32,
+}
+
+impl GuardOptions {
+    /// `keep_alive_seconds` defaults to a third of the lease. It must be at least 1 and at
+    /// most half the lease, so that a keep-alive needing retries still lands in time.
+    pub fn new(
+        holder: &str,
+        lease_seconds: u32,
+        interval_seconds: u64,
+        keep_alive_seconds: Option<u32>,
+    ) -> Result<GuardOptions, Error> {
+        let invalid = |m: String| Err(Error::InvalidArgument(m));
+        let length = holder.chars().count();
+        if !(1..=64).contains(&length) || holder.chars().any(char::is_control) {
+            return invalid("holder must be 1-64 characters without control characters".into());
+        }
+        if !(15..=60).contains(&lease_seconds) {
+            return invalid(format!("lease-seconds must be 15..=60, got {lease_seconds}"));
+        }
+        if interval_seconds > 366 * 24 * 3600 {
+            return invalid(format!(
+                "interval-seconds must be at most a year, got {interval_seconds}"
+            ));
+        }
+        let keep_alive = keep_alive_seconds.unwrap_or(lease_seconds / 3);
+        if keep_alive == 0 || keep_alive * 2 > lease_seconds {
+            return invalid(format!(
+                "keep-alive-seconds must satisfy 1 <= keep-alive-seconds and \
+                 keep-alive-seconds * 2 <= lease-seconds; got {keep_alive} and {lease_seconds}"
+            ));
+        }
+        Ok(GuardOptions {
+            holder: holder.to_string(),
+            lease_seconds,
+            interval_seconds,
+            keep_alive_seconds: keep_alive,
+        })
+    }
+
+    pub(crate) fn lease_duration(&self) -> LeaseDuration {
+        LeaseDuration::Fixed(self.lease_seconds)
+    }
+
+    pub(crate) fn lease_period(&self) -> Duration {
+        Duration::from_secs(self.lease_seconds.into())
+    }
+}
+
+/// The right to run once: carried to `keep_alive` and `complete`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ticket {
+    pub lock: Lock,
+    pub lease_id: LeaseId,
+    /// Strictly increasing across all runs ever granted on this lock. Pass it to downstream
+    /// systems so they can refuse writes from an older run.
+    pub fencing_token: u64,
+    /// `floor(start / interval)` by the service's clock (0 when deduplication is off).
+    pub interval: u64,
+    /// Service time of the grant, ms since the Unix epoch.
+    pub started_ms: u64,
+    /// Local time by which the work must stop unless a keep-alive succeeds. Conservative: it
+    /// counts the lease from before the acquire was sent.
+    pub deadline: SystemTime,
+    /// Local time by which the next keep-alive should be sent.
+    pub keep_alive_by: SystemTime,
+    /// The previous run was granted but never completed: its holder died or lost its lease.
+    pub previous_abandoned: bool,
+    pub options: GuardOptions,
+}
+
+/// Why a caller should not run now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SkipReason {
+    /// Someone holds the lease; `holder` is its label when its run is recorded.
+    HeldByOther { holder: Option<String>, since_ms: Option<u64> },
+    /// A run already started in this interval.
+    AlreadyRan { started_ms: u64, holder: Option<String>, running: bool, outcome: Option<String> },
+    /// The decision could not be made.
+    Error(Error),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    Run(Ticket),
+    Skip(SkipReason),
+}
+
+/// How a run ended, recorded by `complete`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Success,
+    Failure(String),
+}
+
+impl Outcome {
+    pub(crate) fn as_record_text(&self) -> String {
+        match self {
+            Outcome::Success => "success".to_string(),
+            Outcome::Failure(reason) => format!("failure: {reason}"),
+        }
+    }
+}
+
+pub fn unix_ms(time: SystemTime) -> u64 {
+    time.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}

@@ -1,0 +1,151 @@
+//! The run record kept in the lock blob's metadata: the last grant's fencing token, start,
+//! stop, running flag, outcome and holder. Pure encode/decode; the lock blob's metadata belongs
+//! to traffic-cop (other keys are not kept).
+
+/// Metadata names: identifiers, because Azurite accepts nothing else (and Azure lowercases).
+const FENCE: &str = "tc_fence";
+const START: &str = "tc_start";
+const STOP: &str = "tc_stop";
+const RUNNING: &str = "tc_running";
+const OUTCOME: &str = "tc_outcome";
+const HOLDER: &str = "tc_holder";
+
+/// Outcome text is kept short: it is a status line, not a log.
+const MAX_OUTCOME_CHARS: usize = 200;
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunRecord {
+    /// The last fencing token granted on this lock (0: never).
+    pub fence: u64,
+    /// Service time the last run started, in ms since the Unix epoch.
+    pub started_ms: Option<u64>,
+    /// Service time the last run stopped, if it did.
+    pub stopped_ms: Option<u64>,
+    /// True from a grant until its `complete`; still true after a crash (the run was abandoned).
+    pub running: bool,
+    /// `success` or `failure: …` of the last completed run.
+    pub outcome: Option<String>,
+    /// Label of the last run's holder.
+    pub holder: Option<String>,
+}
+
+impl RunRecord {
+    /// Reads a record from metadata; missing or unreadable fields read as "never".
+    pub fn from_metadata(metadata: &[(String, String)]) -> RunRecord {
+        let get = |key: &str| {
+            metadata.iter().find(|(k, _)| k.eq_ignore_ascii_case(key)).map(|(_, v)| v.as_str())
+        };
+        let number = |key: &str| get(key).and_then(|v| v.parse::<u64>().ok());
+        let text = |key: &str| get(key).filter(|v| !v.is_empty()).map(decode);
+        RunRecord {
+            fence: number(FENCE).unwrap_or(0),
+            started_ms: number(START),
+            stopped_ms: number(STOP),
+            running: get(RUNNING) == Some("true"),
+            outcome: text(OUTCOME),
+            holder: text(HOLDER),
+        }
+    }
+
+    pub fn to_metadata(&self) -> Vec<(String, String)> {
+        let mut pairs = vec![
+            (FENCE.to_string(), self.fence.to_string()),
+            (RUNNING.to_string(), self.running.to_string()),
+        ];
+        let mut push = |key: &str, value: Option<String>| {
+            if let Some(value) = value {
+                pairs.push((key.to_string(), value));
+            }
+        };
+        push(START, self.started_ms.map(|v| v.to_string()));
+        push(STOP, self.stopped_ms.map(|v| v.to_string()));
+        push(OUTCOME, self.outcome.as_deref().map(encode));
+        push(HOLDER, self.holder.as_deref().map(encode));
+        pairs
+    }
+
+    /// The record a new grant writes: the next token, running, no stop yet.
+    pub fn granted(&self, fence: u64, started_ms: u64, holder: &str) -> RunRecord {
+        RunRecord {
+            fence,
+            started_ms: Some(started_ms),
+            stopped_ms: None,
+            running: true,
+            outcome: None,
+            holder: Some(holder.to_string()),
+        }
+    }
+
+    /// The record `complete` writes.
+    pub fn completed(&self, stopped_ms: u64, outcome: &str) -> RunRecord {
+        let outcome: String = outcome.chars().take(MAX_OUTCOME_CHARS).collect();
+        RunRecord {
+            stopped_ms: Some(stopped_ms),
+            running: false,
+            outcome: Some(outcome),
+            ..self.clone()
+        }
+    }
+}
+
+/// Metadata values travel as HTTP header values: percent-encode everything outside visible
+/// ASCII (and `%` itself) so any holder label or outcome text survives the round trip.
+fn encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        match byte {
+            b'%' => out.push_str("%25"),
+            0x21..=0x7e => out.push(byte as char),
+            _ => out.push_str(&format!("%{byte:02X}")),
+        }
+    }
+    out
+}
+
+fn decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |at: usize| bytes.get(at).and_then(|b| (*b as char).to_digit(16));
+        match (bytes[i], hex(i + 1), hex(i + 2)) {
+            (b'%', Some(hi), Some(lo)) => {
+                out.push((hi * 16 + lo) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_survives_metadata_round_trip_with_any_text() {
+        let record = RunRecord::default()
+            .granted(7, 1_735_689_600_000, "replica 3 — ü%20\n")
+            .completed(1_735_689_601_500, "failure: disk full; 100% used");
+        let metadata = record.to_metadata();
+        assert!(metadata.iter().all(|(_, v)| v.bytes().all(|b| (0x21..0x7f).contains(&b))));
+        assert_eq!(RunRecord::from_metadata(&metadata), record);
+    }
+
+    #[test]
+    fn missing_or_garbage_fields_read_as_never() {
+        let garbage = [("tc_fence".into(), "x".into()), ("tc_start".into(), "-1".into())];
+        assert_eq!(RunRecord::from_metadata(&garbage), RunRecord::default());
+        assert_eq!(RunRecord::from_metadata(&[]), RunRecord::default());
+    }
+
+    #[test]
+    fn outcome_text_is_capped() {
+        let record = RunRecord::default().completed(1, &"x".repeat(1000));
+        assert_eq!(record.outcome.unwrap().len(), MAX_OUTCOME_CHARS);
+    }
+}
