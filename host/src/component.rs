@@ -10,6 +10,9 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 wasmtime::component::bindgen!({ world: "lease-provider", path: "../wit" });
 
+pub use exports::traffic_cop::lease::guard::{
+    BoardEntry, Decision, GuardOptions, Location, Outcome, SkipReason, Ticket,
+};
 pub use exports::traffic_cop::lease::lease::{
     LeaseDuration, LeaseError, LeaseGrant, LeaseState, Lock, LockStatus,
 };
@@ -150,6 +153,45 @@ impl Instance {
         self.provider
             .traffic_cop_lease_lease()
             .call_inspect(&mut self.store, lock)
+            .expect("no trap")
+    }
+}
+
+impl Instance {
+    pub fn guarded_invoke(&mut self, lock: &Lock, options: &GuardOptions) -> Decision {
+        self.provider
+            .traffic_cop_lease_guard()
+            .call_guarded_invoke(&mut self.store, lock, options)
+            .expect("no trap")
+    }
+    pub fn keep_alive(&mut self, ticket: &Ticket) -> Result<u64, LeaseError> {
+        self.provider
+            .traffic_cop_lease_guard()
+            .call_keep_alive(&mut self.store, ticket)
+            .expect("no trap")
+    }
+    pub fn complete(&mut self, ticket: &Ticket, outcome: &Outcome) -> Result<(), LeaseError> {
+        self.provider
+            .traffic_cop_lease_guard()
+            .call_complete(&mut self.store, ticket, outcome)
+            .expect("no trap")
+    }
+    pub fn claim(
+        &mut self,
+        location: &Location,
+        items: &[String],
+        options: &GuardOptions,
+        max: u32,
+    ) -> Result<Vec<Ticket>, LeaseError> {
+        self.provider
+            .traffic_cop_lease_guard()
+            .call_claim(&mut self.store, location, items, options, max)
+            .expect("no trap")
+    }
+    pub fn board(&mut self, location: &Location) -> Result<Vec<BoardEntry>, LeaseError> {
+        self.provider
+            .traffic_cop_lease_guard()
+            .call_board(&mut self.store, location)
             .expect("no trap")
     }
 }

@@ -2,8 +2,11 @@
 //! a virtual clock. Shared by the native test files.
 #![allow(dead_code)]
 
+pub mod fake_service;
+
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
+use std::rc::Rc;
 use std::time::{Duration, SystemTime};
 use traffic_cop::transport::{
     Request, Response, Runtime, Timeouts, Transport, TransportError, TransportErrorKind,
@@ -93,18 +96,25 @@ pub fn any_request(_: &Request) {}
 /// Virtual time: `sleep` advances the clock instantly and is recorded; randomness is a fixed
 /// sequence so jitter is reproducible.
 pub struct VirtualRuntime {
-    pub now: Cell<SystemTime>,
+    /// Shared with the fake lease service, so both see one virtual time.
+    pub now: Rc<Cell<SystemTime>>,
     pub sleeps: RefCell<Vec<Duration>>,
     seed: Cell<u64>,
 }
 
+/// Wed, 01 Jan 2025 00:00:00 GMT: where virtual time starts.
+pub fn epoch() -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_secs(1_735_689_600)
+}
+
 impl VirtualRuntime {
     pub fn new() -> VirtualRuntime {
-        VirtualRuntime {
-            now: Cell::new(SystemTime::UNIX_EPOCH + Duration::from_secs(1_735_689_600)),
-            sleeps: RefCell::new(Vec::new()),
-            seed: Cell::new(0x9E37_79B9_7F4A_7C15),
-        }
+        VirtualRuntime::on_clock(Rc::new(Cell::new(epoch())), 0x9E37_79B9_7F4A_7C15)
+    }
+
+    /// A runtime on a shared clock; `seed` makes each contender's randomness its own.
+    pub fn on_clock(now: Rc<Cell<SystemTime>>, seed: u64) -> VirtualRuntime {
+        VirtualRuntime { now, sleeps: RefCell::new(Vec::new()), seed: Cell::new(seed | 1) }
     }
 }
 

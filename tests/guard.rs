@@ -1,0 +1,163 @@
+//! The guard natively, over the in-memory fake service on virtual time: the behaviour suite,
+//! plus a long contention run that would take hours of real time.
+
+#[path = "support/scenarios.rs"]
+mod scenarios;
+mod support;
+
+use scenarios::{Failure, Row, Seen, World};
+use std::cell::Cell;
+use std::rc::Rc;
+use std::time::{Duration, SystemTime};
+use support::fake_service::FakeService;
+use support::{VirtualRuntime, EMULATOR};
+use traffic_cop::guard::{self, Decision, GuardOptions, Outcome, SkipReason, Ticket};
+use traffic_cop::{Account, Error, LeaseClient, Lock};
+
+struct Virtual {
+    clock: Rc<Cell<SystemTime>>,
+    service: FakeService,
+    seed: u64,
+}
+
+impl Virtual {
+    fn new() -> Virtual {
+        let clock = Rc::new(Cell::new(support::epoch()));
+        Virtual { service: FakeService::new(clock.clone()), clock, seed: 1 }
+    }
+
+    /// A fresh client per call, as a fresh component instance would be.
+    fn client(&mut self) -> LeaseClient<FakeService, VirtualRuntime> {
+        self.seed += 1;
+        LeaseClient::new(
+            self.service.clone(),
+            VirtualRuntime::on_clock(self.clock.clone(), self.seed * 0x9E37_79B9),
+        )
+    }
+
+    fn options(&self, holder: &str, interval_seconds: u64) -> GuardOptions {
+        GuardOptions::new(holder, Self::LEASE_SECONDS, interval_seconds, None).unwrap()
+    }
+}
+
+fn failure(error: Error) -> Failure {
+    match error {
+        Error::LeaseLost(_) => Failure::Lost,
+        other => Failure::Other(other.to_string()),
+    }
+}
+
+impl World for Virtual {
+    type Ticket = Ticket;
+
+    fn interval_seconds(&self) -> u64 {
+        4
+    }
+
+    fn invoke_every(&mut self, lock: &str, holder: &str, interval_seconds: u64) -> Seen<Ticket> {
+        let lock = Lock::parse(EMULATOR, "guard", lock).unwrap();
+        let options = self.options(holder, interval_seconds);
+        match guard::guarded_invoke(&mut self.client(), &lock, &options) {
+            Decision::Run(ticket) => Seen::Run {
+                token: ticket.fencing_token,
+                abandoned: ticket.previous_abandoned,
+                ticket,
+            },
+            Decision::Skip(SkipReason::HeldByOther { holder, .. }) => Seen::Held { holder },
+            Decision::Skip(SkipReason::AlreadyRan { holder, running, outcome, .. }) => {
+                Seen::AlreadyRan { holder, running, outcome }
+            }
+            Decision::Skip(SkipReason::Error(error)) => Seen::Error(error.to_string()),
+        }
+    }
+
+    fn keep_alive(&mut self, ticket: &Ticket) -> Result<(), Failure> {
+        guard::keep_alive(&mut self.client(), ticket).map(drop).map_err(failure)
+    }
+
+    fn complete(&mut self, ticket: &Ticket, success: bool) -> Result<(), Failure> {
+        let outcome = if success { Outcome::Success } else { Outcome::Failure("scripted".into()) };
+        guard::complete(&mut self.client(), ticket, &outcome).map_err(failure)
+    }
+
+    fn claim(
+        &mut self,
+        items: &[String],
+        holder: &str,
+        max: u32,
+    ) -> Result<Vec<(Ticket, String, u64)>, Failure> {
+        let account = Account::from_connection_string(EMULATOR).unwrap();
+        let options = self.options(holder, self.interval_seconds());
+        let tickets = guard::claim(&mut self.client(), &account, "guard", items, &options, max)
+            .map_err(failure)?;
+        Ok(tickets.into_iter().map(|t| (t.clone(), t.lock.blob.clone(), t.fencing_token)).collect())
+    }
+
+    fn board(&mut self) -> Vec<Row> {
+        let account = Account::from_connection_string(EMULATOR).unwrap();
+        guard::board(&mut self.client(), &account, "guard")
+            .unwrap()
+            .into_iter()
+            .map(|e| Row {
+                name: e.name,
+                state: format!("{:?}", e.state).to_lowercase(),
+                holder: e.record.holder,
+                token: e.record.fence,
+                running: e.record.running,
+                outcome: e.record.outcome,
+            })
+            .collect()
+    }
+
+    fn advance(&mut self, by: Duration) {
+        self.clock.set(self.clock.get() + by);
+    }
+
+    fn align(&mut self) {
+        let interval = self.interval_seconds() * 1000;
+        let ms = guard::unix_ms(self.clock.get());
+        self.advance(Duration::from_millis(interval - ms % interval + 100));
+    }
+
+    fn requests(&self) -> u64 {
+        self.service.requests()
+    }
+}
+
+#[test]
+fn leader_runs_once_and_followers_skip_in_one_round_trip() {
+    scenarios::leader_runs_once_and_followers_skip_in_one_round_trip(&mut Virtual::new());
+}
+
+#[test]
+fn a_crashed_holder_is_taken_over_after_the_lease_period() {
+    scenarios::a_crashed_holder_is_taken_over_after_the_lease_period(&mut Virtual::new());
+}
+
+#[test]
+fn keep_alive_holds_the_lease_past_its_period() {
+    scenarios::keep_alive_holds_the_lease_past_its_period(&mut Virtual::new());
+}
+
+#[test]
+fn interval_zero_runs_again_once_released() {
+    scenarios::interval_zero_runs_again_once_released(&mut Virtual::new());
+}
+
+#[test]
+fn claims_share_items_without_overlap() {
+    scenarios::claims_share_items_without_overlap(&mut Virtual::new());
+}
+
+#[test]
+fn invalid_options_and_tickets_are_refused_before_any_request() {
+    let mut world = Virtual::new();
+    let error = GuardOptions::new("me", 20, 60, Some(15)).unwrap_err();
+    assert!(error.to_string().contains("keep-alive-seconds * 2 <= lease-seconds"), "{error}");
+    let account = Account::from_connection_string(EMULATOR).unwrap();
+    let options = world.options("me", 4);
+    let bad_items = ["ok".to_string(), "../escape".to_string()];
+    let result = guard::claim(&mut world.client(), &account, "guard", &bad_items, &options, 5);
+    assert!(matches!(result, Err(Error::InvalidArgument(_))), "{result:?}");
+    assert_eq!(world.requests(), 0);
+}

@@ -1,0 +1,383 @@
+//! An in-memory Blob service with Azure's lease state machine (shared/protocol.md §1.5),
+//! ETags, conditional requests, metadata and listing, on the virtual clock. The guard scenario
+//! suite runs against it and against Azurite, so it cannot drift from the real semantics.
+
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
+use std::time::{Duration, SystemTime};
+use traffic_cop::transport::{Request, Response, Timeouts, Transport, TransportError};
+
+#[derive(Clone, Debug, PartialEq)]
+enum Lease {
+    Available,
+    /// `expires: None` is an infinite lease.
+    Leased {
+        id: String,
+        expires: Option<SystemTime>,
+        seconds: Option<u64>,
+    },
+    Expired {
+        id: String,
+        seconds: Option<u64>,
+    },
+    Breaking {
+        id: String,
+        until: SystemTime,
+    },
+    Broken {
+        id: String,
+    },
+}
+
+struct Blob {
+    etag: u64,
+    lease: Lease,
+    metadata: BTreeMap<String, String>,
+}
+
+#[derive(Default)]
+struct State {
+    containers: BTreeSet<String>,
+    blobs: BTreeMap<(String, String), Blob>,
+    next_etag: u64,
+    requests: u64,
+}
+
+/// A handle on one shared service; clone it for each contender.
+#[derive(Clone)]
+pub struct FakeService {
+    state: Rc<RefCell<State>>,
+    now: Rc<Cell<SystemTime>>,
+}
+
+type Answer = (u16, Vec<(String, String)>, String);
+
+impl FakeService {
+    pub fn new(now: Rc<Cell<SystemTime>>) -> FakeService {
+        FakeService { state: Rc::default(), now }
+    }
+
+    /// Requests answered so far, across all handles.
+    pub fn requests(&self) -> u64 {
+        self.state.borrow().requests
+    }
+
+    fn handle(&self, request: &Request) -> Answer {
+        let now = self.now.get();
+        let mut state = self.state.borrow_mut();
+        state.requests += 1;
+        if request.headers().get("authorization").is_none() {
+            return error(403, "AuthorizationFailure");
+        }
+        // Path: /account/container[/blob…]
+        let path = request.uri().path().trim_start_matches('/');
+        let mut parts = path.splitn(3, '/');
+        let (_account, container) = (parts.next(), parts.next().unwrap_or("").to_string());
+        let blob = parts.next().map(str::to_string);
+        let query = request.uri().query().unwrap_or("");
+        let header = |name: &str| {
+            request.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_string)
+        };
+        match (request.method().as_str(), blob, query) {
+            ("PUT", None, "restype=container") => {
+                if state.containers.insert(container) {
+                    (201, vec![], String::new())
+                } else {
+                    error(409, "ContainerAlreadyExists")
+                }
+            }
+            ("GET", None, q) if q.starts_with("restype=container&comp=list") => {
+                state.list(&container, now)
+            }
+            (method, Some(blob), query) => {
+                if !state.containers.contains(&container) {
+                    return error(404, "ContainerNotFound");
+                }
+                let key = (container, blob);
+                if method == "PUT" && query.is_empty() {
+                    return state.create_blob(key, header("if-none-match"));
+                }
+                let etag = state.next_etag;
+                let Some(blob) = state.blobs.get_mut(&key) else {
+                    return error(404, "BlobNotFound");
+                };
+                blob.lease = settle(blob.lease.clone(), now);
+                if let Some(expected) = header("if-match") {
+                    if expected != format!("\"{}\"", blob.etag) {
+                        return error(412, "ConditionNotMet");
+                    }
+                }
+                let answer = match (method, query) {
+                    ("HEAD", "") => blob.head(),
+                    ("PUT", "comp=lease") => blob.lease_action(&header, now),
+                    ("PUT", "comp=metadata") => {
+                        blob.set_metadata(request, header("x-ms-lease-id"), etag + 1)
+                    }
+                    _ => error(400, "UnsupportedRequest"),
+                };
+                state.next_etag = state.next_etag.max(etag + 1);
+                answer
+            }
+            _ => error(400, "UnsupportedRequest"),
+        }
+    }
+}
+
+impl State {
+    fn create_blob(&mut self, key: (String, String), if_none_match: Option<String>) -> Answer {
+        if self.blobs.contains_key(&key) {
+            return if if_none_match.as_deref() == Some("*") {
+                error(409, "BlobAlreadyExists")
+            } else {
+                error(400, "UnsupportedRequest")
+            };
+        }
+        self.next_etag += 1;
+        self.blobs.insert(
+            key,
+            Blob { etag: self.next_etag, lease: Lease::Available, metadata: BTreeMap::new() },
+        );
+        (201, vec![("etag".into(), format!("\"{}\"", self.next_etag))], String::new())
+    }
+
+    fn list(&mut self, container: &str, now: SystemTime) -> Answer {
+        if !self.containers.contains(container) {
+            return error(404, "ContainerNotFound");
+        }
+        let mut xml = String::from("<?xml version=\"1.0\"?><EnumerationResults><Blobs>");
+        for ((c, name), blob) in self.blobs.iter_mut().filter(|((c, _), _)| c == container) {
+            let _ = c;
+            blob.lease = settle(blob.lease.clone(), now);
+            let metadata: String =
+                blob.metadata.iter().map(|(k, v)| format!("<{k}>{}</{k}>", escape(v))).collect();
+            xml.push_str(&format!(
+                "<Blob><Name>{}</Name><Properties><Etag>{}</Etag><LeaseStatus>{}</LeaseStatus><LeaseState>{}</LeaseState></Properties><Metadata>{metadata}</Metadata></Blob>",
+                escape(name),
+                blob.etag,
+                if blob.locked() { "locked" } else { "unlocked" },
+                blob.state_name()
+            ));
+        }
+        xml.push_str("</Blobs><NextMarker /></EnumerationResults>");
+        (200, vec![], xml)
+    }
+}
+
+impl Blob {
+    fn locked(&self) -> bool {
+        matches!(self.lease, Lease::Leased { .. } | Lease::Breaking { .. })
+    }
+
+    fn state_name(&self) -> &'static str {
+        match self.lease {
+            Lease::Available => "available",
+            Lease::Leased { .. } => "leased",
+            Lease::Expired { .. } => "expired",
+            Lease::Breaking { .. } => "breaking",
+            Lease::Broken { .. } => "broken",
+        }
+    }
+
+    fn head(&self) -> Answer {
+        let mut headers = vec![
+            ("etag".to_string(), format!("\"{}\"", self.etag)),
+            ("x-ms-lease-state".into(), self.state_name().into()),
+            ("x-ms-lease-status".into(), if self.locked() { "locked" } else { "unlocked" }.into()),
+        ];
+        if let Lease::Leased { expires, .. } = &self.lease {
+            headers.push((
+                "x-ms-lease-duration".into(),
+                if expires.is_some() { "fixed" } else { "infinite" }.into(),
+            ));
+        }
+        headers.extend(self.metadata.iter().map(|(k, v)| (format!("x-ms-meta-{k}"), v.clone())));
+        (200, headers, String::new())
+    }
+
+    fn set_metadata(&mut self, request: &Request, lease_id: Option<String>, etag: u64) -> Answer {
+        let held = match &self.lease {
+            Lease::Leased { id, .. } | Lease::Breaking { id, .. } => Some(id.clone()),
+            _ => None,
+        };
+        match (held, lease_id) {
+            (Some(_), None) => return error(412, "LeaseIdMissing"),
+            (Some(held), Some(given)) if held != given => {
+                return error(412, "LeaseIdMismatchWithBlobOperation")
+            }
+            (None, Some(_)) => return error(412, "LeaseNotPresentWithBlobOperation"),
+            // A write without a lease id resets an expired or broken lease.
+            (None, None) => self.lease = Lease::Available,
+            _ => {}
+        }
+        self.metadata = request
+            .headers()
+            .iter()
+            .filter_map(|(n, v)| {
+                Some((
+                    n.as_str().strip_prefix("x-ms-meta-")?.to_string(),
+                    v.to_str().ok()?.to_string(),
+                ))
+            })
+            .collect();
+        self.etag = etag;
+        (200, vec![("etag".into(), format!("\"{etag}\""))], String::new())
+    }
+
+    fn lease_action(&mut self, header: &dyn Fn(&str) -> Option<String>, now: SystemTime) -> Answer {
+        let id = header("x-ms-lease-id").unwrap_or_default();
+        let proposed = header("x-ms-proposed-lease-id").unwrap_or_default();
+        let granted =
+            |id: &str| (200, vec![("x-ms-lease-id".to_string(), id.to_string())], String::new());
+        match (header("x-ms-lease-action").as_deref(), self.lease.clone()) {
+            (Some("acquire"), lease) => {
+                let seconds = header("x-ms-lease-duration").and_then(|d| d.parse::<i64>().ok());
+                let seconds = match seconds {
+                    Some(-1) => None,
+                    Some(s @ 15..=60) => Some(s as u64),
+                    _ => return error(400, "InvalidHeaderValue"),
+                };
+                match lease {
+                    Lease::Leased { id: held, .. } if held != proposed => {
+                        return error(409, "LeaseAlreadyPresent")
+                    }
+                    Lease::Breaking { id: held, .. } if held == proposed => {
+                        return error(409, "LeaseIsBreakingAndCannotBeAcquired")
+                    }
+                    Lease::Breaking { .. } => return error(409, "LeaseAlreadyPresent"),
+                    _ => {}
+                }
+                let expires = seconds.map(|s| now + Duration::from_secs(s));
+                self.lease = Lease::Leased { id: proposed.clone(), expires, seconds };
+                let (_, headers, body) = granted(&proposed);
+                (201, headers, body)
+            }
+            (Some("renew"), Lease::Leased { id: held, seconds, .. }) if held == id => {
+                self.lease = Lease::Leased {
+                    id: held,
+                    expires: seconds.map(|s| now + Duration::from_secs(s)),
+                    seconds,
+                };
+                granted(&id)
+            }
+            (Some("renew"), Lease::Expired { id: held, seconds }) if held == id => {
+                // Not written since it expired (a write would have reset it): renewable.
+                self.lease = Lease::Leased {
+                    id: held,
+                    expires: seconds.map(|s| now + Duration::from_secs(s)),
+                    seconds,
+                };
+                granted(&id)
+            }
+            (Some("renew"), Lease::Breaking { id: held, .. } | Lease::Broken { id: held })
+                if held == id =>
+            {
+                error(409, "LeaseIsBrokenAndCannotBeRenewed")
+            }
+            (Some("renew"), _) => error(409, "LeaseIdMismatchWithLeaseOperation"),
+            (Some("change"), Lease::Leased { id: held, expires, seconds })
+                if held == id || held == proposed =>
+            {
+                self.lease = Lease::Leased { id: proposed.clone(), expires, seconds };
+                granted(&proposed)
+            }
+            (Some("change"), Lease::Leased { .. }) => {
+                error(409, "LeaseIdMismatchWithLeaseOperation")
+            }
+            (Some("change"), Lease::Breaking { id: held, .. }) if held == id => {
+                error(409, "LeaseIsBreakingAndCannotBeChanged")
+            }
+            (Some("change"), Lease::Breaking { .. }) => {
+                error(409, "LeaseIdMismatchWithLeaseOperation")
+            }
+            (Some("change"), _) => error(409, "LeaseNotPresentWithLeaseOperation"),
+            (Some("release"), Lease::Available) => error(409, "LeaseIdMismatchWithLeaseOperation"),
+            (
+                Some("release"),
+                Lease::Leased { id: held, .. }
+                | Lease::Expired { id: held, .. }
+                | Lease::Breaking { id: held, .. }
+                | Lease::Broken { id: held },
+            ) => {
+                if held != id {
+                    return error(409, "LeaseIdMismatchWithLeaseOperation");
+                }
+                self.lease = Lease::Available;
+                (200, vec![], String::new())
+            }
+            (Some("break"), lease) => {
+                self.break_lease(lease, header("x-ms-lease-break-period"), now)
+            }
+            _ => error(400, "InvalidHeaderValue"),
+        }
+    }
+
+    fn break_lease(&mut self, lease: Lease, period: Option<String>, now: SystemTime) -> Answer {
+        let period = period.and_then(|p| p.parse::<u64>().ok()).map(Duration::from_secs);
+        let until = match (lease, period) {
+            (Lease::Available, _) => return error(409, "LeaseNotPresentWithLeaseOperation"),
+            (Lease::Leased { id, expires: None, .. }, Some(p)) if !p.is_zero() => {
+                Some((id, now + p))
+            }
+            (Lease::Leased { id, expires: Some(end), .. }, None) => Some((id, end)),
+            (Lease::Leased { id, expires: Some(end), .. }, Some(p)) if !p.is_zero() => {
+                Some((id, end.min(now + p)))
+            }
+            (Lease::Breaking { id, until }, None) => Some((id, until)),
+            (Lease::Breaking { id, until }, Some(p)) if !p.is_zero() => {
+                Some((id, until.min(now + p)))
+            }
+            (
+                Lease::Leased { id, .. }
+                | Lease::Breaking { id, .. }
+                | Lease::Expired { id, .. }
+                | Lease::Broken { id },
+                _,
+            ) => {
+                self.lease = Lease::Broken { id };
+                None
+            }
+        };
+        let seconds = until.as_ref().map_or(0, |(_, t)| {
+            t.duration_since(now).unwrap_or_default().as_secs_f64().round() as u64
+        });
+        if let Some((id, until)) = until {
+            self.lease = Lease::Breaking { id, until };
+        }
+        (202, vec![("x-ms-lease-time".into(), seconds.to_string())], String::new())
+    }
+}
+
+/// The passive transitions, evaluated lazily as the service does.
+fn settle(lease: Lease, now: SystemTime) -> Lease {
+    match lease {
+        Lease::Leased { id, expires: Some(end), seconds } if now >= end => {
+            Lease::Expired { id, seconds }
+        }
+        Lease::Breaking { id, until } if now >= until => Lease::Broken { id },
+        other => other,
+    }
+}
+
+fn error(status: u16, code: &str) -> Answer {
+    let body = format!("<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>{code}</Code><Message>fake: {code}</Message></Error>");
+    (status, vec![("x-ms-error-code".into(), code.into())], body)
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+impl Transport for FakeService {
+    fn send(&mut self, request: Request, _: Timeouts) -> Result<Response, TransportError> {
+        let (status, headers, body) = self.handle(&request);
+        let mut response = http::Response::builder()
+            .status(status)
+            .header("date", httpdate::fmt_http_date(self.now.get()))
+            .header("x-ms-request-id", "fake");
+        for (name, value) in headers {
+            response = response.header(name, value);
+        }
+        Ok(response.body(body.into_bytes()).unwrap())
+    }
+}
