@@ -27,13 +27,13 @@ fn azurite_lock() -> Lock {
 const FIXED_15: LeaseDuration = LeaseDuration::Fixed(15);
 
 #[test]
-fn component_exports_the_lease_interface_and_imports_only_wasi() {
+fn component_exports_lease_and_guard_and_imports_only_wasi() {
     let host = host::Host::shared();
     let ty = host.component.component_type();
     let exports: Vec<String> = ty.exports(&host.engine).map(|(name, _)| name.to_string()).collect();
     let imports: Vec<String> = ty.imports(&host.engine).map(|(name, _)| name.to_string()).collect();
     println!("exports: {exports:?}\nimports: {imports:?}");
-    assert_eq!(exports, ["traffic-cop:lease/lease@0.1.0"]);
+    assert_eq!(exports, ["traffic-cop:lease/lease@0.1.0", "traffic-cop:lease/guard@0.1.0"]);
     assert!(imports.iter().all(|i| i.starts_with("wasi:")), "{imports:?}");
     assert!(
         imports.iter().any(|i| i.starts_with("wasi:http/outgoing-handler@0.2.")),

@@ -161,3 +161,60 @@ fn invalid_options_and_tickets_are_refused_before_any_request() {
     assert!(matches!(result, Err(Error::InvalidArgument(_))), "{result:?}");
     assert_eq!(world.requests(), 0);
 }
+
+#[test]
+fn virtual_contention_over_five_hundred_ticks_never_double_runs() {
+    const CONTENDERS: u64 = 8;
+    const TICKS: u64 = 500;
+    let mut world = Virtual::new();
+    world.align();
+    let mut rng: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let (mut grants, mut crashes, mut skips) = (Vec::new(), Vec::new(), 0u64);
+    let first = guard::unix_ms(world.clock.get()) / 1000;
+    for _ in 0..TICKS {
+        // Contenders arrive in a different order each tick, spread over the first 300 ms.
+        let mut order: Vec<u64> = (0..CONTENDERS).collect();
+        order.sort_by_key(|_| next());
+        let tick_start = world.clock.get();
+        for contender in order {
+            world.advance(Duration::from_millis(next() % 40));
+            match world.invoke_every("contended", &format!("c{contender}"), 1) {
+                Seen::Run { ticket, token, .. } => {
+                    grants.push((token, ticket.interval));
+                    if next().is_multiple_of(20) {
+                        crashes.push(ticket.interval);
+                    } else {
+                        world.complete(&ticket, true).unwrap();
+                    }
+                }
+                Seen::Error(e) => panic!("{e}"),
+                _ => skips += 1,
+            }
+        }
+        world.clock.set(tick_start + Duration::from_secs(1));
+    }
+    let intervals: std::collections::BTreeSet<u64> = grants.iter().map(|g| g.1).collect();
+    assert_eq!(intervals.len(), grants.len(), "two runs in one interval");
+    assert!(
+        grants.windows(2).all(|w| w[1].0 == w[0].0 + 1 && w[1].1 > w[0].1),
+        "tokens consecutive, intervals rising"
+    );
+    let blocked = |i: u64| crashes.iter().any(|c| *c < i && i <= c + 16);
+    let missed: Vec<u64> =
+        (first..first + TICKS).filter(|i| !intervals.contains(i) && !blocked(*i)).collect();
+    assert!(missed.is_empty(), "{missed:?}");
+    assert!(!crashes.is_empty());
+    println!(
+        "virtual contention: {} decisions, {} runs, {} crashes, {skips} skips, {} requests",
+        CONTENDERS * TICKS,
+        grants.len(),
+        crashes.len(),
+        world.requests()
+    );
+}

@@ -1,6 +1,8 @@
 //! The guard through the built component in wasmtime, over Azurite on real time: the same
 //! behaviour suite as tests/guard.rs, then contention runs with many concurrent instances.
 
+#[path = "support/contention.rs"]
+mod contention;
 #[path = "support/scenarios.rs"]
 mod scenarios;
 
