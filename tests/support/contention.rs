@@ -57,10 +57,16 @@ fn eight_contenders_over_fifty_ticks_with_crashes_never_double_run() {
                         fresh().guarded_invoke(&lock, &options(&format!("c{contender}"), 1));
                     match decision {
                         Decision::Run(ticket) => {
-                            // The tenth run, and about one in fifteen others, "crashes": it never
-                            // completes, so its lease blocks the lock until it expires.
-                            let crashed = tally.lock().unwrap().grants.len() == 9
-                                || next(&mut rng).is_multiple_of(15);
+                            // The fifth run, and about one in fifteen others, "crashes" (at most
+                            // two in all, so enough intervals stay unblocked to mean something):
+                            // it never completes, and its lease blocks the lock until it expires.
+                            let crashed = {
+                                let tally = tally.lock().unwrap();
+                                let crashes = tally.grants.iter().filter(|g| g.crashed).count();
+                                crashes < 2
+                                    && (tally.grants.len() == 4
+                                        || next(&mut rng).is_multiple_of(15))
+                            };
                             let grant = Grant {
                                 contender,
                                 token: ticket.fencing_token,
