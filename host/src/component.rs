@@ -1,7 +1,7 @@
 //! A real component host for the built `.wasm`: wasmtime 48 with WASI and wasi:http, the same
 //! host stack Spin embeds. Every call gets a fresh instance, as a serverless host would.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime::{Engine, Store};
@@ -18,9 +18,11 @@ pub use exports::traffic_cop::lease::lease::{
 };
 
 pub struct State {
-    wasi: WasiCtx,
-    http: WasiHttpCtx,
-    table: ResourceTable,
+    pub(crate) wasi: WasiCtx,
+    pub(crate) http: WasiHttpCtx,
+    pub(crate) table: ResourceTable,
+    /// Spin component variables, for the app components (see `apps`).
+    pub(crate) variables: std::collections::BTreeMap<String, String>,
 }
 
 impl WasiView for State {
@@ -50,25 +52,22 @@ pub fn wasm_path() -> PathBuf {
 
 /// Fails loudly when the component is missing or older than its sources, so a test run can
 /// never pass against a stale build.
-fn assert_fresh(wasm: &PathBuf) {
+pub(crate) fn assert_fresh(wasm: &Path, sources: &[PathBuf]) {
     let built = std::fs::metadata(wasm).and_then(|m| m.modified()).unwrap_or_else(|_| {
-        panic!(
-            "{} missing: run `cargo build --release --target wasm32-wasip2` (scripts/test does)",
-            wasm.display()
-        )
+        panic!("{} missing: build it first (scripts/test does)", wasm.display())
     });
-    if std::env::var_os("TRAFFIC_COP_WASM").is_some() {
-        return;
-    }
-    let root = crate::repo_root();
-    let mut stack = vec![root.join("src"), root.join("wit")];
+    let mut stack = sources.to_vec();
     while let Some(path) = stack.pop() {
         if path.is_dir() {
             stack.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
         } else if path.to_string_lossy().ends_with("_tests.rs") {
             continue;
         } else if std::fs::metadata(&path).and_then(|m| m.modified()).is_ok_and(|m| m > built) {
-            panic!("{} is newer than {}: rebuild the component", path.display(), wasm.display());
+            panic!(
+                "{} is newer than {}: rebuild it (scripts/test does)",
+                path.display(),
+                wasm.display()
+            );
         }
     }
 }
@@ -78,7 +77,10 @@ impl Host {
         static HOST: OnceLock<Host> = OnceLock::new();
         HOST.get_or_init(|| {
             let wasm = wasm_path();
-            assert_fresh(&wasm);
+            if std::env::var_os("TRAFFIC_COP_WASM").is_none() {
+                let root = crate::repo_root();
+                assert_fresh(&wasm, &[root.join("src"), root.join("wit")]);
+            }
             let engine = Engine::default();
             let component = Component::from_file(&engine, &wasm).expect("component compiles");
             let mut linker = Linker::new(&engine);
@@ -94,6 +96,7 @@ impl Host {
             wasi: WasiCtx::builder().inherit_stderr().build(),
             http: WasiHttpCtx::new(),
             table: ResourceTable::new(),
+            variables: Default::default(),
         };
         let mut store = Store::new(&self.engine, state);
         let provider = LeaseProvider::instantiate(&mut store, &self.component, &self.linker)

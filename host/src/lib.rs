@@ -2,6 +2,7 @@
 //! ([`component`]), a pinned Azurite on loopback ([`azurite`]) and a request-counting proxy
 //! ([`proxy`]). Used by the integration tests, the demo and the benchmark.
 
+pub mod apps;
 pub mod azurite;
 pub mod component;
 pub mod proxy;
@@ -16,3 +17,4 @@ pub fn repo_root() -> PathBuf {
 /// The well-known, public Azurite account key (not a secret).
 pub const EMULATOR_KEY_B64: &str =
     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+pub use wasmtime;

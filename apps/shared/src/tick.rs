@@ -1,0 +1,115 @@
+//! One timer tick: ask the guard, do the singleton job if it is our turn, record the outcome.
+//!
+//! The job is a janitor's report over the lock container: how many locks there are, which are
+//! held, and which runs were abandoned (granted, never completed, lease gone). Small, but it
+//! reads real state, and it must not run on every replica at once.
+
+use crate::board::BoardRow;
+use crate::guard::{self, Decision, Outcome, SkipReason};
+use crate::Settings;
+use serde::Serialize;
+
+/// What a tick did, for logs and the HTTP response.
+#[derive(Clone, Debug, Serialize)]
+pub struct TickReport {
+    pub holder: String,
+    /// `run` or `skip`.
+    pub decision: &'static str,
+    pub fencing_token: Option<u64>,
+    pub previous_abandoned: bool,
+    /// Why it skipped, or what the job found.
+    pub detail: String,
+}
+
+impl TickReport {
+    pub fn line(&self) -> String {
+        match self.fencing_token {
+            Some(token) => {
+                let took_over =
+                    if self.previous_abandoned { " (took over an abandoned run)" } else { "" };
+                format!(
+                    "[{}] ran with fencing token {token}{took_over}: {}",
+                    self.holder, self.detail
+                )
+            }
+            None => format!("[{}] skipped: {}", self.holder, self.detail),
+        }
+    }
+}
+
+pub fn tick(settings: &Settings) -> TickReport {
+    let report = |decision, fencing_token, previous_abandoned, detail| TickReport {
+        holder: settings.holder.clone(),
+        decision,
+        fencing_token,
+        previous_abandoned,
+        detail,
+    };
+    let ticket = match guard::guarded_invoke(&settings.lock(), &settings.options()) {
+        Decision::Run(ticket) => ticket,
+        Decision::Skip(SkipReason::HeldByOther(held)) => {
+            let by = held.holder.unwrap_or_else(|| "another instance".into());
+            return report("skip", None, false, format!("held by {by}"));
+        }
+        Decision::Skip(SkipReason::AlreadyRan(ran)) => {
+            let by = ran.holder.unwrap_or_else(|| "another instance".into());
+            return report("skip", None, false, format!("already ran this interval ({by})"));
+        }
+        Decision::Skip(SkipReason::Error(error)) => {
+            return report("skip", None, false, format!("could not decide: {error:?}"))
+        }
+    };
+    if let Err(lost) = work(settings, &ticket) {
+        return report("run", Some(ticket.fencing_token), ticket.previous_abandoned, lost);
+    }
+    let (outcome, detail) = match janitor(settings) {
+        Ok(summary) => (Outcome::Success, summary),
+        Err(error) => (Outcome::Failure(error.clone()), format!("job failed: {error}")),
+    };
+    let detail = match guard::complete(&ticket, &outcome) {
+        Ok(()) => detail,
+        Err(error) => format!("{detail}; complete failed: {error:?}"),
+    };
+    report("run", Some(ticket.fencing_token), ticket.previous_abandoned, detail)
+}
+
+/// The long part of the job: works in small steps and keeps the lease alive when due; stops
+/// at once if the lease is lost (another run may already have started).
+fn work(settings: &Settings, ticket: &guard::Ticket) -> Result<(), String> {
+    let now_ms = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64)
+    };
+    let (until, mut keep_alive_by) = (now_ms() + settings.work_ms, ticket.keep_alive_by_ms);
+    while now_ms() < until {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        if now_ms() >= keep_alive_by {
+            guard::keep_alive(ticket)
+                .map_err(|e| format!("stopped: lease lost during the work ({e:?})"))?;
+            keep_alive_by =
+                now_ms() + u64::from(ticket.options.keep_alive_seconds.unwrap_or(5)) * 1000;
+        }
+    }
+    Ok(())
+}
+
+fn janitor(settings: &Settings) -> Result<String, String> {
+    let rows: Vec<BoardRow> = guard::board(&settings.location())
+        .map_err(|e| format!("{e:?}"))?
+        .into_iter()
+        .map(BoardRow::from)
+        .collect();
+    let held = rows.iter().filter(|r| r.state == "leased" || r.state == "breaking").count();
+    let abandoned: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.running && !(r.state == "leased" || r.state == "breaking"))
+        .map(|r| r.name.as_str())
+        .collect();
+    Ok(format!(
+        "janitor report: {} locks, {held} held, {} abandoned{}",
+        rows.len(),
+        abandoned.len(),
+        if abandoned.is_empty() { String::new() } else { format!(" ({})", abandoned.join(", ")) }
+    ))
+}
