@@ -115,21 +115,28 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
         let mut signatures = Vec::new();
         let mut ambiguous = false;
         let mut attempt = 1;
-        let outcome = loop {
-            let (request, signature) = prepare(op.request(lock), lock, self.runtime.now());
+        let (outcome, sent_at) = loop {
+            let sent_at = self.runtime.now();
+            let (request, signature) = prepare(op.request(lock), lock, sent_at);
             signatures.extend(signature);
             let outcome = self.transport.send(request, self.timeouts);
             self.round_trips += 1;
             if attempt >= self.retry.max_attempts || !should_retry(&outcome) {
-                break outcome;
+                break (outcome, sent_at);
             }
             ambiguous |= was_ambiguous(&outcome);
             self.runtime.sleep(self.retry.delay(attempt, &self.runtime));
             attempt += 1;
         };
         let result = match outcome {
-            Ok(response) if ambiguous => op.interpret_after_ambiguous(&response),
-            Ok(response) => op.interpret(&response),
+            Ok(response) => {
+                let result = if ambiguous {
+                    op.interpret_after_ambiguous(&response)
+                } else {
+                    op.interpret(&response)
+                };
+                result.map_err(|e| e.with_clock_skew(sent_at, crate::ops::server_time(&response)))
+            }
             Err(error) => Err(Error::Transport(error)),
         };
         result.map_err(|error| redact(error, lock, &signatures))

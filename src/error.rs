@@ -5,6 +5,7 @@
 
 use crate::transport::TransportError;
 use std::fmt;
+use std::time::SystemTime;
 
 /// What the service said when it refused a request. Carries no URL, header or body beyond the
 /// error code and the first line of the message, so it cannot carry a credential.
@@ -118,6 +119,28 @@ impl Error {
             (429, _) | (503, _) | (_, "ServerBusy") => Error::Throttled(error),
             _ => Error::Service(error),
         }
+    }
+
+    /// Names clock skew as the cause of an authorization failure when the service's clock
+    /// (`server`, from its `Date`) and ours (`sent`, our `x-ms-date`) are more than Azure's
+    /// 15-minute window apart.
+    pub fn with_clock_skew(self, sent: SystemTime, server: Option<SystemTime>) -> Error {
+        let (Error::Unauthorized(error), Some(server)) = (&self, server) else { return self };
+        let (minutes, direction) = match sent.duration_since(server) {
+            Ok(ahead) => (ahead.as_secs() / 60, "ahead of"),
+            Err(behind) => (behind.duration().as_secs() / 60, "behind"),
+        };
+        if minutes < 15 {
+            return self;
+        }
+        Error::Unauthorized(ServiceError {
+            message: format!(
+                "clock skew: this host's clock is {minutes} minutes {direction} the storage \
+                 service's, and Azure rejects requests more than 15 minutes off; {}",
+                error.message
+            ),
+            ..error.clone()
+        })
     }
 
     /// The service error behind this error, if the service answered.

@@ -218,3 +218,38 @@ fn virtual_contention_over_five_hundred_ticks_never_double_runs() {
         world.requests()
     );
 }
+
+#[test]
+fn a_host_clock_outside_azures_window_is_named_as_clock_skew() {
+    let world = Virtual::new();
+    let lock = Lock::parse(EMULATOR, "guard", "skewed").unwrap();
+    let options = world.options("me", 60);
+    for (offset_minutes, direction) in [(20i64, "ahead of"), (-45, "behind")] {
+        // The replica's clock is off; the service keeps the true time.
+        let skewed = Rc::new(Cell::new(if offset_minutes > 0 {
+            world.clock.get() + Duration::from_secs(offset_minutes as u64 * 60)
+        } else {
+            world.clock.get() - Duration::from_secs(offset_minutes.unsigned_abs() * 60)
+        }));
+        let mut client =
+            LeaseClient::new(world.service.clone(), VirtualRuntime::on_clock(skewed, 7));
+        match guard::guarded_invoke(&mut client, &lock, &options) {
+            Decision::Skip(SkipReason::Error(Error::Unauthorized(e))) => {
+                let expected = format!(
+                    "clock skew: this host's clock is {} minutes {direction}",
+                    offset_minutes.abs()
+                );
+                assert!(e.message.contains(&expected), "{}", e.message);
+            }
+            other => panic!("expected unauthorized, got {other:?}"),
+        }
+    }
+    // Within the window the same service answers normally.
+    let mut client = world_client_at(&world, Duration::from_secs(14 * 60));
+    assert!(matches!(guard::guarded_invoke(&mut client, &lock, &options), Decision::Run(_)));
+}
+
+fn world_client_at(world: &Virtual, ahead: Duration) -> LeaseClient<FakeService, VirtualRuntime> {
+    let clock = Rc::new(Cell::new(world.clock.get() + ahead));
+    LeaseClient::new(world.service.clone(), VirtualRuntime::on_clock(clock, 11))
+}

@@ -102,7 +102,7 @@ pub(crate) fn lease_grant(response: &Response) -> Result<LeaseGrant, Error> {
 }
 
 /// The service's clock, from the `Date` header.
-pub(crate) fn server_time(response: &Response) -> Option<SystemTime> {
+pub fn server_time(response: &Response) -> Option<SystemTime> {
     response_header(response, "date").and_then(|d| httpdate::parse_http_date(&d).ok())
 }
 

@@ -70,6 +70,15 @@ impl FakeService {
         if request.headers().get("authorization").is_none() {
             return error(403, "AuthorizationFailure");
         }
+        // Azure refuses a request dated more than 15 minutes from its own clock.
+        let dated = request
+            .headers()
+            .get("x-ms-date")
+            .and_then(|d| httpdate::parse_http_date(d.to_str().ok()?).ok());
+        let skew = dated.map(|d| d.duration_since(now).unwrap_or_else(|e| e.duration()));
+        if skew.is_none_or(|skew| skew > Duration::from_secs(15 * 60)) {
+            return error(403, "AuthenticationFailed");
+        }
         // Path: /account/container[/blob…]
         let path = request.uri().path().trim_start_matches('/');
         let mut parts = path.splitn(3, '/');
