@@ -72,7 +72,8 @@ impl RunRecord {
             stopped_ms: None,
             running: true,
             outcome: None,
-            holder: Some(holder.to_string()),
+            // Empty text is not written (a metadata value cannot be told from an absent one).
+            holder: Some(holder.to_string()).filter(|h| !h.is_empty()),
         }
     }
 
@@ -82,7 +83,7 @@ impl RunRecord {
         RunRecord {
             stopped_ms: Some(stopped_ms),
             running: false,
-            outcome: Some(outcome),
+            outcome: Some(outcome).filter(|o| !o.is_empty()),
             ..self.clone()
         }
     }
