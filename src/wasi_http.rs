@@ -157,9 +157,13 @@ fn classify(error: ErrorCode) -> TransportError {
         | ErrorCode::ConnectionReadTimeout
         | ErrorCode::ConnectionWriteTimeout
         | ErrorCode::HttpResponseTimeout => TransportErrorKind::Timeout,
+        // wasmtime reports a connection closed before any answer as a protocol error: the
+        // request may have been acted on, so it is an interrupted exchange (found by the
+        // fault-injecting proxy's reset and lost-answer cases).
         ErrorCode::ConnectionTerminated
         | ErrorCode::ConnectionLimitReached
-        | ErrorCode::HttpResponseIncomplete => TransportErrorKind::Interrupted,
+        | ErrorCode::HttpResponseIncomplete
+        | ErrorCode::HttpProtocolError => TransportErrorKind::Interrupted,
         ErrorCode::HttpRequestDenied => TransportErrorKind::Denied,
         // Spin reports an outbound host outside `allowed_outbound_hosts` this way.
         ErrorCode::InternalError(Some(text)) if text.contains("not permitted") => {

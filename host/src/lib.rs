@@ -5,7 +5,9 @@
 pub mod apps;
 pub mod azurite;
 pub mod component;
+pub mod faults;
 pub mod proxy;
+pub mod soak;
 
 use std::path::PathBuf;
 

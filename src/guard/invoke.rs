@@ -103,8 +103,12 @@ pub(crate) fn attempt<T: Transport, R: Runtime>(
     let granted = record.granted(fence, started_ms, &options.holder);
     let write = SetMetadata::new(granted.to_metadata(), Some(lease_id.clone()), grant.etag)?;
     if let Err(error) = client.execute(lock, &write) {
-        release_quietly(client, lock, &lease_id);
-        return if is_condition_failure(&error) { Ok(Attempt::Changed) } else { Err(error) };
+        // A write whose answer was lost and whose retry then failed its own `If-Match` may
+        // have landed: if the record is exactly ours, the grant stands.
+        if !(is_condition_failure(&error) && record_is(client, lock, &granted)) {
+            release_quietly(client, lock, &lease_id);
+            return if is_condition_failure(&error) { Ok(Attempt::Changed) } else { Err(error) };
+        }
     }
     let period = options.lease_period();
     Ok(Attempt::Run(Ticket {
@@ -155,6 +159,19 @@ pub fn complete<T: Transport, R: Runtime>(
         Ok(()) | Err(Error::LeaseLost(_)) => Ok(()),
         Err(error) => Err(error),
     }
+}
+
+/// Whether the lock is leased and carries exactly `expected` (token, start and holder are
+/// unique to one grant).
+fn record_is<T: Transport, R: Runtime>(
+    client: &mut LeaseClient<T, R>,
+    lock: &Lock,
+    expected: &RunRecord,
+) -> bool {
+    client.inspect(lock).is_ok_and(|status| {
+        status.state == LeaseState::Leased
+            && RunRecord::from_metadata(&status.metadata) == *expected
+    })
 }
 
 fn release_quietly<T: Transport, R: Runtime>(

@@ -1,0 +1,251 @@
+//! Contenders under faults, and the mutual-exclusion checker that judges them. Used by the
+//! bounded default test (tests/faults.rs) and the long soak command (`scripts/soak`).
+
+use crate::component::{fresh, Decision, GuardOptions, Lock, Outcome, SkipReason};
+use crate::faults::{Fault, FaultPlan, FaultProxy};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+#[derive(Clone, Debug)]
+pub struct SoakConfig {
+    pub contenders: usize,
+    pub locks: usize,
+    pub ticks: u64,
+    /// Per mille of granted runs that "crash": no complete, no release.
+    pub crash_per_mille: u64,
+    pub faults: FaultPlan,
+    pub azurite_port: u16,
+    pub container: String,
+}
+
+/// One granted run as its contender saw it, timed on one shared clock (the host's `Instant`).
+#[derive(Clone, Debug)]
+pub struct Grant {
+    pub lock: String,
+    pub contender: usize,
+    pub token: u64,
+    pub interval: u64,
+    /// When the work started (the guard said run) and ended (before `complete`, or the crash).
+    pub work: (Duration, Duration),
+    pub crashed: bool,
+}
+
+#[derive(Debug, Default)]
+pub struct SoakReport {
+    pub decisions: u64,
+    pub grants: Vec<Grant>,
+    pub skips: BTreeMap<&'static str, u64>,
+    pub complete_failures: u64,
+    pub errors: Vec<String>,
+    pub requests: u64,
+    pub faults: BTreeMap<String, u64>,
+    pub elapsed: Duration,
+}
+
+impl SoakReport {
+    pub fn print(&self, violations: &[String]) {
+        let crashed = self.grants.iter().filter(|g| g.crashed).count();
+        println!("decisions            {}", self.decisions);
+        println!("runs granted         {} ({crashed} crashed)", self.grants.len());
+        for (reason, count) in &self.skips {
+            println!("skips {reason:<14} {count}");
+        }
+        println!("complete failures    {}", self.complete_failures);
+        println!("requests             {}", self.requests);
+        let injected: u64 = self.faults.values().sum();
+        println!(
+            "faults injected      {injected} ({:.1}% of requests)",
+            100.0 * injected as f64 / self.requests.max(1) as f64
+        );
+        for (kind, count) in &self.faults {
+            println!("  {kind:<18} {count}");
+        }
+        println!(
+            "faults surfaced      {} (the rest were absorbed by the component's retries)",
+            self.skips.get("error").copied().unwrap_or(0) + self.complete_failures
+        );
+        println!("violations           {}", violations.len());
+        for v in violations.iter().take(20) {
+            println!("  {v}");
+        }
+        println!("elapsed              {:.1?}", self.elapsed);
+    }
+}
+
+/// Runs `contenders` threads; every tick (one second, the job interval) each asks the guard for
+/// every lock, in its own random order, through the fault proxy.
+pub fn run(config: &SoakConfig) -> SoakReport {
+    let proxy = FaultProxy::start(config.azurite_port, config.faults.clone());
+    let connection_string =
+        crate::azurite::connection_string_for_port(proxy.port, crate::EMULATOR_KEY_B64);
+    let report = Arc::new(Mutex::new(SoakReport::default()));
+    let epoch = Instant::now();
+    let first_tick = unix_secs() + 2;
+    let threads: Vec<_> = (0..config.contenders)
+        .map(|contender| {
+            let (config, report, connection_string) =
+                (config.clone(), report.clone(), connection_string.clone());
+            std::thread::spawn(move || {
+                let mut rng =
+                    config.faults.seed ^ (contender as u64 + 1).wrapping_mul(0xD6E8_FEB8_6659_FD93);
+                let options = GuardOptions {
+                    holder: format!("c{contender}"),
+                    lease_seconds: 15,
+                    interval_seconds: 1,
+                    keep_alive_seconds: None,
+                };
+                for tick in 0..config.ticks {
+                    sleep_until_unix(first_tick + tick, next(&mut rng) % 200);
+                    let mut order: Vec<usize> = (0..config.locks).collect();
+                    order.sort_by_key(|_| next(&mut rng));
+                    for lock_index in order {
+                        let name = format!("lock-{lock_index}");
+                        let lock = Lock {
+                            connection_string: connection_string.clone(),
+                            container: config.container.clone(),
+                            blob: name.clone(),
+                        };
+                        let decision = fresh().guarded_invoke(&lock, &options);
+                        let started = epoch.elapsed();
+                        let mut tally = report.lock().unwrap();
+                        tally.decisions += 1;
+                        let ticket = match decision {
+                            Decision::Run(ticket) => ticket,
+                            Decision::Skip(reason) => {
+                                let key = match reason {
+                                    SkipReason::HeldByOther(_) => "held-by-other",
+                                    SkipReason::AlreadyRan(_) => "already-ran",
+                                    SkipReason::Error(e) => {
+                                        tally.errors.push(format!("{e:?}"));
+                                        "error"
+                                    }
+                                };
+                                *tally.skips.entry(key).or_default() += 1;
+                                continue;
+                            }
+                        };
+                        let crashed = next(&mut rng) % 1000 < config.crash_per_mille;
+                        drop(tally);
+                        if !crashed {
+                            std::thread::sleep(Duration::from_millis(20));
+                        }
+                        let grant = Grant {
+                            lock: name,
+                            contender,
+                            token: ticket.fencing_token,
+                            interval: ticket.interval,
+                            work: (started, epoch.elapsed()),
+                            crashed,
+                        };
+                        report_grant(&report, grant);
+                        if !crashed && fresh().complete(&ticket, &Outcome::Success).is_err() {
+                            report.lock().unwrap().complete_failures += 1;
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    threads.into_iter().for_each(|t| t.join().expect("contender thread"));
+    let mut report = Arc::try_unwrap(report).expect("threads joined").into_inner().unwrap();
+    report.requests = proxy.requests();
+    for fault in proxy.injected() {
+        let kind = match fault {
+            Fault::Status(s) => format!("status {s}"),
+            other => format!("{other:?}").to_lowercase(),
+        };
+        *report.faults.entry(kind).or_default() += 1;
+    }
+    report.elapsed = epoch.elapsed();
+    report
+}
+
+fn report_grant(report: &Mutex<SoakReport>, grant: Grant) {
+    report.lock().unwrap().grants.push(grant);
+}
+
+/// The mutual-exclusion checker. Per lock: no two work spans overlap, no interval is granted
+/// twice, and fencing tokens strictly increase in the order the work happened.
+pub fn check(grants: &[Grant]) -> Vec<String> {
+    let mut violations = Vec::new();
+    let mut by_lock: BTreeMap<&str, Vec<&Grant>> = BTreeMap::new();
+    for grant in grants {
+        by_lock.entry(&grant.lock).or_default().push(grant);
+    }
+    for (lock, mut runs) in by_lock {
+        runs.sort_by_key(|g| g.work.0);
+        for pair in runs.windows(2) {
+            let (a, b) = (pair[0], pair[1]);
+            if b.work.0 < a.work.1 {
+                violations.push(format!(
+                    "{lock}: overlap: c{} token {} worked {:?}, c{} token {} started at {:?}",
+                    a.contender, a.token, a.work, b.contender, b.token, b.work.0
+                ));
+            }
+            if b.token <= a.token {
+                violations
+                    .push(format!("{lock}: token did not increase: {} then {}", a.token, b.token));
+            }
+        }
+        let mut intervals = BTreeSet::new();
+        for run in &runs {
+            if !intervals.insert(run.interval) {
+                violations.push(format!("{lock}: interval {} granted twice", run.interval));
+            }
+        }
+    }
+    violations
+}
+
+fn next(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
+fn unix_secs() -> u64 {
+    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+fn sleep_until_unix(at: u64, offset_ms: u64) {
+    let target =
+        SystemTime::UNIX_EPOCH + Duration::from_secs(at) + Duration::from_millis(offset_ms);
+    if let Ok(wait) = target.duration_since(SystemTime::now()) {
+        std::thread::sleep(wait);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grant(lock: &str, token: u64, interval: u64, from: u64, to: u64) -> Grant {
+        let ms = Duration::from_millis;
+        Grant {
+            lock: lock.into(),
+            contender: 0,
+            token,
+            interval,
+            work: (ms(from), ms(to)),
+            crashed: false,
+        }
+    }
+
+    #[test]
+    fn the_checker_catches_every_kind_of_violation() {
+        assert!(check(&[
+            grant("a", 1, 1, 0, 10),
+            grant("a", 2, 2, 10, 20),
+            grant("b", 1, 1, 5, 15)
+        ])
+        .is_empty());
+        let overlap = check(&[grant("a", 1, 1, 0, 10), grant("a", 2, 2, 9, 20)]);
+        assert!(overlap.len() == 1 && overlap[0].contains("overlap"), "{overlap:?}");
+        let tokens = check(&[grant("a", 2, 1, 0, 10), grant("a", 2, 2, 10, 20)]);
+        assert!(tokens.len() == 1 && tokens[0].contains("token"), "{tokens:?}");
+        let intervals = check(&[grant("a", 1, 7, 0, 10), grant("a", 2, 7, 10, 20)]);
+        assert!(intervals.len() == 1 && intervals[0].contains("twice"), "{intervals:?}");
+    }
+}
