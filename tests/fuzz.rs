@@ -11,7 +11,7 @@ use traffic_cop::ops::{
 use traffic_cop::{Account, Lock};
 
 /// Reads a response; true when it read as success.
-type Parser = dyn Fn(&http::Response<Vec<u8>>) -> bool;
+type Parser<'a> = dyn Fn(&http::Response<Vec<u8>>) -> bool + 'a;
 
 struct Gen(u64);
 
@@ -206,7 +206,7 @@ fn connection_strings_and_names_never_panic() {
 fn response_parsers_never_panic() {
     let (mut g, seed, iterations) = Gen::from_env();
     let id = LeaseId::parse("8b8a5d3e-2f4b-4c2a-9d0e-1f2a3b4c5d6e").unwrap();
-    let ops: Vec<Box<Parser>> = vec![
+    let ops: Vec<Box<Parser<'_>>> = vec![
         Box::new(|r| {
             Acquire::new(LeaseDuration::Fixed(15), id.clone()).unwrap().interpret(r).is_ok()
         }),
