@@ -124,30 +124,7 @@ impl World for Virtual {
     }
 }
 
-#[test]
-fn leader_runs_once_and_followers_skip_in_one_round_trip() {
-    scenarios::leader_runs_once_and_followers_skip_in_one_round_trip(&mut Virtual::new());
-}
-
-#[test]
-fn a_crashed_holder_is_taken_over_after_the_lease_period() {
-    scenarios::a_crashed_holder_is_taken_over_after_the_lease_period(&mut Virtual::new());
-}
-
-#[test]
-fn keep_alive_holds_the_lease_past_its_period() {
-    scenarios::keep_alive_holds_the_lease_past_its_period(&mut Virtual::new());
-}
-
-#[test]
-fn interval_zero_runs_again_once_released() {
-    scenarios::interval_zero_runs_again_once_released(&mut Virtual::new());
-}
-
-#[test]
-fn claims_share_items_without_overlap() {
-    scenarios::claims_share_items_without_overlap(&mut Virtual::new());
-}
+scenario_tests!(Virtual::new());
 
 #[test]
 fn invalid_options_and_tickets_are_refused_before_any_request() {

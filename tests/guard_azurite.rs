@@ -148,30 +148,7 @@ impl World for Real {
     }
 }
 
-#[test]
-fn leader_runs_once_and_followers_skip_in_one_round_trip() {
-    scenarios::leader_runs_once_and_followers_skip_in_one_round_trip(&mut Real::new());
-}
-
-#[test]
-fn a_crashed_holder_is_taken_over_after_the_lease_period() {
-    scenarios::a_crashed_holder_is_taken_over_after_the_lease_period(&mut Real::new());
-}
-
-#[test]
-fn keep_alive_holds_the_lease_past_its_period() {
-    scenarios::keep_alive_holds_the_lease_past_its_period(&mut Real::new());
-}
-
-#[test]
-fn interval_zero_runs_again_once_released() {
-    scenarios::interval_zero_runs_again_once_released(&mut Real::new());
-}
-
-#[test]
-fn claims_share_items_without_overlap() {
-    scenarios::claims_share_items_without_overlap(&mut Real::new());
-}
+scenario_tests!(Real::new());
 
 #[test]
 fn bad_guard_input_is_a_typed_error_without_a_trap() {

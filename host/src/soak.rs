@@ -96,6 +96,13 @@ pub fn run(config: &SoakConfig) -> SoakReport {
                     keep_alive_seconds: None,
                 };
                 for tick in 0..config.ticks {
+                    if contender == 0 && tick % 25 == 0 && tick > 0 {
+                        let decisions = report.lock().unwrap().decisions;
+                        eprintln!(
+                            "  ... tick {tick}/{}: {decisions} decisions so far",
+                            config.ticks
+                        );
+                    }
                     sleep_until_unix(first_tick + tick, next(&mut rng) % 200);
                     let mut order: Vec<usize> = (0..config.locks).collect();
                     order.sort_by_key(|_| next(&mut rng));

@@ -5,6 +5,37 @@
 
 use std::time::Duration;
 
+/// One `#[test]` per scenario, each in a fresh world made by `$world`: the list both worlds run.
+#[macro_export]
+macro_rules! scenario_tests {
+    ($world:expr) => {
+        #[test]
+        fn leader_runs_once_and_followers_skip_in_one_round_trip() {
+            scenarios::leader_runs_once_and_followers_skip_in_one_round_trip(&mut $world);
+        }
+
+        #[test]
+        fn a_crashed_holder_is_taken_over_after_the_lease_period() {
+            scenarios::a_crashed_holder_is_taken_over_after_the_lease_period(&mut $world);
+        }
+
+        #[test]
+        fn keep_alive_holds_the_lease_past_its_period() {
+            scenarios::keep_alive_holds_the_lease_past_its_period(&mut $world);
+        }
+
+        #[test]
+        fn interval_zero_runs_again_once_released() {
+            scenarios::interval_zero_runs_again_once_released(&mut $world);
+        }
+
+        #[test]
+        fn claims_share_items_without_overlap() {
+            scenarios::claims_share_items_without_overlap(&mut $world);
+        }
+    };
+}
+
 /// What a guarded invoke answered, in a shape both worlds share.
 #[derive(Clone, Debug)]
 pub enum Seen<T> {
