@@ -3,9 +3,10 @@
 
 use crate::component::{fresh, Decision, GuardOptions, Lock, Outcome, SkipReason};
 use crate::faults::{Fault, FaultPlan, FaultProxy};
+use crate::{sleep_until_unix, unix_secs};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 #[derive(Clone, Debug)]
 pub struct SoakConfig {
@@ -210,18 +211,6 @@ fn next(state: &mut u64) -> u64 {
     *state ^= *state >> 7;
     *state ^= *state << 17;
     *state
-}
-
-fn unix_secs() -> u64 {
-    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs())
-}
-
-fn sleep_until_unix(at: u64, offset_ms: u64) {
-    let target =
-        SystemTime::UNIX_EPOCH + Duration::from_secs(at) + Duration::from_millis(offset_ms);
-    if let Ok(wait) = target.duration_since(SystemTime::now()) {
-        std::thread::sleep(wait);
-    }
 }
 
 #[cfg(test)]

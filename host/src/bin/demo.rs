@@ -7,11 +7,12 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 use traffic_cop_host::apps::App;
 use traffic_cop_host::azurite::Azurite;
 use traffic_cop_host::component::{fresh, BoardEntry, LeaseState, Location};
 use traffic_cop_host::wasmtime;
+use traffic_cop_host::{sleep_until_unix, unix_secs};
 
 const REPLICAS: usize = 3;
 const TICK_SECONDS: u64 = 2;
@@ -47,7 +48,7 @@ fn main() {
     let kills: Vec<Arc<AtomicBool>> =
         (0..REPLICAS).map(|_| Arc::new(AtomicBool::new(false))).collect();
     let dead_until: Arc<Mutex<Vec<Option<Instant>>>> = Arc::new(Mutex::new(vec![None; REPLICAS]));
-    let first_tick = (now_secs() + 1).div_ceil(TICK_SECONDS) * TICK_SECONDS;
+    let first_tick = (unix_secs() + 1).div_ceil(TICK_SECONDS) * TICK_SECONDS;
 
     let replicas: Vec<_> = (0..REPLICAS)
         .map(|replica| {
@@ -133,19 +134,6 @@ fn variables(connection_string: &str, holder: &str) -> BTreeMap<String, String> 
     .into_iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect()
-}
-
-fn now_secs() -> u64 {
-    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs())
-}
-
-/// Sleeps until `offset_ms` after the Unix second `at`, as a cron schedule fires on a boundary.
-fn sleep_until_unix(at: u64, offset_ms: u64) {
-    let target =
-        SystemTime::UNIX_EPOCH + Duration::from_secs(at) + Duration::from_millis(offset_ms);
-    if let Ok(wait) = target.duration_since(SystemTime::now()) {
-        std::thread::sleep(wait);
-    }
 }
 
 fn print_board(entries: &[BoardEntry]) {
