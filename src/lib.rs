@@ -27,6 +27,7 @@ pub mod config;
 pub mod error;
 pub mod guard;
 pub mod ops;
+mod percent;
 pub mod retry;
 pub mod signing;
 pub mod transport;

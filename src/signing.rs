@@ -5,6 +5,7 @@
 //! golden vectors pin exact signatures.
 
 use crate::config::{Account, Credential};
+use crate::percent;
 use crate::transport::Request;
 use base64::Engine as _;
 use hmac::{Hmac, Mac};
@@ -100,7 +101,8 @@ pub fn canonical_resource(request: &Request, account_name: &str) -> String {
     let mut params: Vec<(String, Vec<String>)> = Vec::new();
     for pair in request.uri().query().unwrap_or("").split('&').filter(|p| !p.is_empty()) {
         let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-        let (name, value) = (percent_decode(name).to_lowercase(), percent_decode(value));
+        let (name, value) =
+            (percent::decode(name, true).to_lowercase(), percent::decode(value, true));
         match params.iter_mut().find(|(n, _)| *n == name) {
             Some((_, values)) => values.push(value),
             None => params.push((name, vec![value])),
@@ -120,34 +122,6 @@ fn header_str<'a>(request: &'a Request, name: &str) -> &'a str {
 
 fn fold_whitespace(value: &str) -> String {
     value.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        match (
-            bytes[i],
-            bytes.get(i + 1).copied().and_then(hex),
-            bytes.get(i + 2).copied().and_then(hex),
-        ) {
-            (b'%', Some(hi), Some(lo)) => {
-                out.push((hi * 16 + lo) as u8);
-                i += 3;
-            }
-            (b'+', _, _) => {
-                out.push(b' ');
-                i += 1;
-            }
-            (b, _, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]

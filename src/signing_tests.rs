@@ -57,8 +57,3 @@ fn sas_is_appended_to_the_query_and_no_authorization_is_added() {
     authorize(&mut bare, &account);
     assert_eq!(bare.uri().query(), Some("sv=1&sig=abc"));
 }
-
-#[test]
-fn percent_decoding_is_lenient_with_broken_escapes() {
-    assert_eq!(percent_decode("a%2Fb+c%zz%4"), "a/b c%zz%4");
-}
