@@ -146,7 +146,7 @@ pub fn run(config: &SoakConfig) -> SoakReport {
                             work: (started, epoch.elapsed()),
                             crashed,
                         };
-                        report_grant(&report, grant);
+                        report.lock().unwrap().grants.push(grant);
                         if !crashed && fresh().complete(&ticket, &Outcome::Success).is_err() {
                             report.lock().unwrap().complete_failures += 1;
                         }
@@ -167,10 +167,6 @@ pub fn run(config: &SoakConfig) -> SoakReport {
     }
     report.elapsed = epoch.elapsed();
     report
-}
-
-fn report_grant(report: &Mutex<SoakReport>, grant: Grant) {
-    report.lock().unwrap().grants.push(grant);
 }
 
 /// The mutual-exclusion checker. Per lock: no two work spans overlap, no interval is granted
