@@ -8,8 +8,9 @@ use crate::ops::{
     prepare, Acquire, Break, BreakPeriod, Change, CreateBlob, CreateContainer, Inspect,
     LeaseDuration, LeaseGrant, LeaseId, LockStatus, Op, Release, Renew,
 };
-use crate::retry::{should_retry, was_ambiguous, RetryPolicy};
+use crate::retry::{retry_after, should_retry, was_ambiguous, RetryPolicy};
 use crate::transport::{Runtime, Timeouts, Transport, TransportError};
+use std::time::{Duration, SystemTime};
 
 pub struct LeaseClient<T, R> {
     transport: T,
@@ -65,14 +66,32 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
         proposed_id: Option<LeaseId>,
     ) -> Result<LeaseGrant, Error> {
         let proposed_id = proposed_id.unwrap_or_else(|| LeaseId::random(&self.runtime));
-        let op = Acquire::new(duration, proposed_id)?;
-        match self.execute(lock, &op) {
+        let op = Acquire::new(duration, proposed_id.clone())?;
+        let outcome = match self.execute(lock, &op) {
             Err(Error::NotFound(missing)) => {
                 self.create_lock(lock, &missing)?;
                 self.execute(lock, &op)
             }
             outcome => outcome,
+        };
+        if outcome.as_ref().is_err_and(outcome_unknown) {
+            self.release_unheard(lock, &proposed_id, None);
         }
+        outcome
+    }
+
+    /// Releases a lease that may have been granted without our hearing of it (an acquire whose
+    /// answer never came), so it does not block everyone for a lease period. Best effort: one
+    /// attempt; a refusal only means it was never granted.
+    pub(crate) fn release_unheard(
+        &mut self,
+        lock: &Lock,
+        lease_id: &LeaseId,
+        by: Option<SystemTime>,
+    ) {
+        let retry = std::mem::replace(&mut self.retry, RetryPolicy::none());
+        let _ = self.execute_by(lock, &Release { lease_id: lease_id.clone() }, by);
+        self.retry = retry;
     }
 
     pub fn renew(&mut self, lock: &Lock, lease_id: &LeaseId) -> Result<LeaseGrant, Error> {
@@ -112,20 +131,57 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
     /// Sends `op` with retries. Each attempt is dated and signed afresh, so a retry never
     /// carries a stale `x-ms-date`.
     pub fn execute<O: Op>(&mut self, lock: &Lock, op: &O) -> Result<O::Output, Error> {
+        self.execute_by(lock, op, None)
+    }
+
+    /// [`execute`](Self::execute) that gives up at the local time `by`: a call that serves a
+    /// lease must not outlive it. Each attempt's time limits shrink to the time left, no retry
+    /// starts whose wait would pass `by`, and if `by` has passed nothing is sent and the
+    /// answer is `LeaseLost` (the work must stop either way).
+    pub fn execute_by<O: Op>(
+        &mut self,
+        lock: &Lock,
+        op: &O,
+        by: Option<SystemTime>,
+    ) -> Result<O::Output, Error> {
+        // One id for every attempt of this call, so the service's logs tie retries together.
+        let client_request_id = LeaseId::random(&self.runtime);
         let mut signatures = Vec::new();
         let mut ambiguous = false;
         let mut attempt = 1;
         let (outcome, sent_at) = loop {
             let sent_at = self.runtime.now();
-            let (request, signature) = prepare(op.request(lock), lock, sent_at);
+            let timeouts = match by {
+                None => self.timeouts,
+                Some(by) => match by.duration_since(sent_at) {
+                    Ok(left) if !left.is_zero() => self.timeouts.within(left),
+                    _ => return Err(lease_time_ran_out(attempt > 1)),
+                },
+            };
+            let mut request = op.request(lock);
+            request
+                .headers_mut()
+                .insert("x-ms-client-request-id", crate::ops::header(client_request_id.as_str()));
+            let (request, signature) = prepare(request, lock, sent_at);
             signatures.extend(signature);
-            let outcome = self.transport.send(request, self.timeouts);
+            let outcome = self.transport.send(request, timeouts);
             self.round_trips += 1;
             if attempt >= self.retry.max_attempts || !should_retry(&outcome) {
                 break (outcome, sent_at);
             }
+            let wait = self.retry.delay(attempt, &self.runtime);
+            let wait = match retry_after(&outcome, self.runtime.now()) {
+                // The service named its own wait; one longer than we would ever wait ends the
+                // call with its answer rather than holding a timer tick hostage.
+                Some(asked) if asked > MAX_RETRY_AFTER => break (outcome, sent_at),
+                Some(asked) => wait.max(asked),
+                None => wait,
+            };
+            if by.is_some_and(|by| self.runtime.now() + wait >= by) {
+                break (outcome, sent_at);
+            }
             ambiguous |= was_ambiguous(&outcome);
-            self.runtime.sleep(self.retry.delay(attempt, &self.runtime));
+            self.runtime.sleep(wait);
             attempt += 1;
         };
         let result = match outcome {
@@ -140,6 +196,33 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
             Err(error) => Err(Error::Transport(error)),
         };
         result.map_err(|error| redact(error, lock, &signatures))
+    }
+}
+
+/// The longest `Retry-After` the client waits out within one call.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
+
+/// The local `LeaseLost` of a call that ran out of lease time. Status 0: no service answer.
+fn lease_time_ran_out(after_attempts: bool) -> Error {
+    let what = if after_attempts {
+        "the time left on the lease ran out between attempts"
+    } else {
+        "the time left on the lease ran out before the call; nothing was sent"
+    };
+    Error::LeaseLost(ServiceError {
+        status: 0,
+        code: None,
+        request_id: None,
+        message: format!("{what}: treat the lease as lost and stop the work"),
+    })
+}
+
+/// Whether a failed call may have been carried out after all: no answer, or a server-side
+/// failure. A 4xx refusal (other than 408) says it was not.
+pub(crate) fn outcome_unknown(error: &Error) -> bool {
+    match error {
+        Error::Transport(_) => true,
+        other => other.service_error().is_some_and(|e| e.status >= 500 || e.status == 408),
     }
 }
 

@@ -4,7 +4,7 @@
 //! 409 and 412, which are the lease protocol's answers, and everything else.
 
 use crate::transport::{Response, Runtime, TransportError};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 /// How hard to try. The defaults keep a whole call (4 attempts, each bounded by the transport
 /// timeouts) well inside a 15-second lease: about 0.1 + 0.2 + 0.4 s of sleep in the worst case.
@@ -65,5 +65,25 @@ pub fn was_ambiguous(outcome: &Result<Response, TransportError>) -> bool {
     match outcome {
         Ok(response) => response.status().is_server_error() || response.status().as_u16() == 408,
         Err(error) => error.kind != crate::transport::TransportErrorKind::Connect,
+    }
+}
+
+/// The wait a throttled or busy service asked for in `Retry-After`: whole seconds, or an HTTP
+/// date measured against `now`. Only on answers we retry.
+pub fn retry_after(
+    outcome: &Result<Response, TransportError>,
+    now: SystemTime,
+) -> Option<Duration> {
+    let response = outcome.as_ref().ok()?;
+    if !is_transient_status(response.status().as_u16()) {
+        return None;
+    }
+    let value = response.headers().get(http::header::RETRY_AFTER)?.to_str().ok()?.trim();
+    match value.parse::<u64>() {
+        Ok(seconds) => Some(Duration::from_secs(seconds)),
+        Err(_) => {
+            let at = httpdate::parse_http_date(value).ok()?;
+            Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+        }
     }
 }

@@ -24,6 +24,19 @@ impl Default for Timeouts {
     }
 }
 
+impl Timeouts {
+    /// These limits, shrunk so that connecting and answering together fit in `left`. Shared in
+    /// the same proportion, so a short budget still leaves time for the answer.
+    pub fn within(self, left: Duration) -> Timeouts {
+        let total = self.connect + self.response;
+        if left >= total {
+            return self;
+        }
+        let connect = left.mul_f64(self.connect.as_secs_f64() / total.as_secs_f64().max(1e-9));
+        Timeouts { connect, response: left.saturating_sub(connect) }
+    }
+}
+
 /// Sends one request and returns whatever the server answered. A non-2xx status is an `Ok`
 /// response; `Err` means the exchange did not complete.
 pub trait Transport {

@@ -15,7 +15,8 @@ pub enum Verdict {
 }
 
 /// Decides from one look at the lock. `now` is the storage service's time (its `Date`), the
-/// one clock every replica shares, so replicas with skewed clocks still agree on intervals.
+/// one clock every replica shares; which due time an arrival counts for tolerates replicas
+/// whose clocks (and so whose triggers) run early, see [`super::Schedule`].
 pub fn decide(
     record: &RunRecord,
     lease: LeaseState,
@@ -28,8 +29,14 @@ pub fn decide(
             since_ms: record.running.then_some(record.started_ms).flatten(),
         });
     }
+    let schedule = options.schedule();
     if let Some(started_ms) = record.started_ms {
-        if same_interval(started_ms, unix_ms(now), options.interval_seconds) {
+        // A start that counts for a *later* due time than now cannot come from the service's
+        // clock (it stepped back, or the record was edited by hand): it must not block runs
+        // until then, so it is treated as an earlier due time and the grant replaces it.
+        if schedule.is_deduplicating()
+            && schedule.due_index(started_ms) == schedule.due_index(unix_ms(now))
+        {
             return Verdict::Skip(SkipReason::AlreadyRan {
                 started_ms,
                 holder: record.holder.clone(),
@@ -43,22 +50,6 @@ pub fn decide(
         // Running, yet nobody holds the lease: that holder is gone.
         previous_abandoned: record.running,
     }
-}
-
-/// The interval index of a service time (0 when deduplication is off).
-pub fn interval_of(at_ms: u64, interval_seconds: u64) -> u64 {
-    match interval_seconds {
-        0 => 0,
-        seconds => at_ms / (seconds * 1000),
-    }
-}
-
-/// A start "in the future" (it cannot happen with one service clock, but a record may have
-/// been written by hand) counts as this interval, so it never causes a second run.
-fn same_interval(started_ms: u64, now_ms: u64, interval_seconds: u64) -> bool {
-    interval_seconds > 0
-        && (started_ms >= now_ms
-            || interval_of(started_ms, interval_seconds) == interval_of(now_ms, interval_seconds))
 }
 
 #[cfg(test)]

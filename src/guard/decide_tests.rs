@@ -36,16 +36,33 @@ fn a_held_lease_is_skipped_with_the_running_holder_named() {
 }
 
 #[test]
-fn a_run_in_the_same_interval_is_not_repeated_and_the_next_interval_runs() {
-    let record = ran_at(120, false); // interval [120, 180)
+fn a_run_for_the_same_due_time_is_not_repeated_and_the_next_due_time_runs() {
+    // Due at 120; with a 15 s tolerance, arrivals in [105, 165) count for it.
+    let record = ran_at(120, false);
     assert!(matches!(
-        decide(&record, LeaseState::Available, at(179), &options(60)),
+        decide(&record, LeaseState::Available, at(164), &options(60)),
         Verdict::Skip(SkipReason::AlreadyRan { started_ms: 120_000, .. })
     ));
     assert_eq!(
-        decide(&record, LeaseState::Available, at(180), &options(60)),
+        decide(&record, LeaseState::Available, at(165), &options(60)),
         Verdict::Contend { fence: 5, previous_abandoned: false }
     );
+}
+
+#[test]
+fn a_replica_whose_clock_runs_ahead_counts_for_the_coming_tick_not_the_last_one() {
+    // Nobody ran at 120 (a missed tick). A replica 2 s ahead fires for the 180 tick at 178 by
+    // the service's clock: it must run for 180, so that an on-time replica at 180.1 skips.
+    let record = ran_at(60, false);
+    assert_eq!(
+        decide(&record, LeaseState::Available, at(178), &options(60)),
+        Verdict::Contend { fence: 5, previous_abandoned: false }
+    );
+    let ahead_ran = ran_at(178, false);
+    assert!(matches!(
+        decide(&ahead_ran, LeaseState::Available, at(180), &options(60)),
+        Verdict::Skip(SkipReason::AlreadyRan { started_ms: 178_000, .. })
+    ));
 }
 
 #[test]
@@ -62,19 +79,25 @@ fn an_expired_or_broken_lease_with_a_running_record_was_abandoned() {
         let verdict = decide(&ran_at(100, true), state, at(200), &options(60));
         assert_eq!(verdict, Verdict::Contend { fence: 5, previous_abandoned: true }, "{state:?}");
     }
-    // ... but an abandoned run still counts for its own interval.
+    // ... but an abandoned run still counts for its own due time (60: arrivals in [45, 105)).
     assert!(matches!(
-        decide(&ran_at(100, true), LeaseState::Expired, at(110), &options(60)),
+        decide(&ran_at(100, true), LeaseState::Expired, at(104), &options(60)),
         Verdict::Skip(SkipReason::AlreadyRan { running: true, .. })
     ));
 }
 
 #[test]
-fn a_start_in_the_future_never_causes_a_second_run() {
+fn a_start_recorded_for_a_later_due_time_does_not_block_until_then() {
+    // Within the current due time's slot it is this tick's run ...
     assert!(matches!(
-        decide(&ran_at(500, false), LeaseState::Available, at(100), &options(60)),
+        decide(&ran_at(125, false), LeaseState::Available, at(121), &options(60)),
         Verdict::Skip(SkipReason::AlreadyRan { .. })
     ));
+    // ... but a start hours ahead (a clock that stepped back, a hand edit) is not a run of now.
+    assert_eq!(
+        decide(&ran_at(50_000, false), LeaseState::Available, at(100), &options(60)),
+        Verdict::Contend { fence: 5, previous_abandoned: false }
+    );
 }
 
 #[test]

@@ -1,15 +1,12 @@
-//! The single-lock driver: `guarded_invoke`, `keep_alive`, `complete`. Round trips: a follower
-//! that must skip, 1 (HEAD); a leader, 3 (HEAD, acquire, record); `complete`, 2 (record,
-//! release); `keep_alive`, 1 (renew).
+//! `guarded_invoke`: look, then (if it is our turn) a conditional acquire and a conditional
+//! record write. Round trips: a follower that must skip, 1 (HEAD); a leader, 3.
 
-use super::decide::interval_of;
-use super::{
-    decide, unix_ms, Decision, GuardOptions, Outcome, RunRecord, SkipReason, Ticket, Verdict,
-};
-use crate::client::LeaseClient;
+use super::run::{is_condition_failure, release_quietly};
+use super::{decide, unix_ms, Decision, GuardOptions, RunRecord, SkipReason, Ticket, Verdict};
+use crate::client::{outcome_unknown, LeaseClient};
 use crate::config::Lock;
-use crate::error::Error;
-use crate::ops::{Acquire, LeaseId, LeaseState, Release, SetMetadata};
+use crate::error::{Error, ServiceError};
+use crate::ops::{Acquire, InspectHeld, LeaseId, LeaseState, SetMetadata};
 use crate::transport::{Runtime, Transport};
 use std::time::{Duration, SystemTime};
 
@@ -61,13 +58,21 @@ fn invoke<T: Transport, R: Runtime>(
             Attempt::Changed => continue,
         }
     }
-    Err(Error::InvalidArgument(format!(
-        "the lock record changed {MAX_REREADS} times while deciding; try again on the next tick"
-    )))
+    // Requests were sent and answered: this is the service's last word, a failed condition.
+    Err(Error::Service(ServiceError {
+        status: 412,
+        code: Some("ConditionNotMet".into()),
+        request_id: None,
+        message: format!(
+            "the lock record changed under each of {MAX_REREADS} attempts to decide; \
+             nothing is held; try again on the next tick"
+        ),
+    }))
 }
 
 /// Decides from one look (`record`, `state`, `etag`, service time `now`) and, if it is our
-/// turn, takes the lease and records the grant, each conditional on that look.
+/// turn, takes the lease and records the grant, each conditional on that look. Never grants a
+/// run whose lease period (counted locally from before the acquire) has already run out.
 pub(crate) fn attempt<T: Transport, R: Runtime>(
     client: &mut LeaseClient<T, R>,
     lock: &Lock,
@@ -83,108 +88,80 @@ pub(crate) fn attempt<T: Transport, R: Runtime>(
     };
     let lease_id = LeaseId::random(client.runtime());
     let sent_at = client.runtime().now();
+    let deadline = sent_at + options.lease_period();
     let acquire = Acquire::new(options.lease_duration(), lease_id.clone())?.if_match(etag);
-    let grant = match client.execute(lock, &acquire) {
+    let grant = match client.execute_by(lock, &acquire, Some(deadline)) {
         Ok(grant) => grant,
         Err(Error::HeldByOther(_)) => {
             return Ok(Attempt::Skip(SkipReason::HeldByOther { holder: None, since_ms: None }))
         }
         Err(error) if is_condition_failure(&error) => return Ok(Attempt::Changed),
-        Err(error) => return Err(error),
+        Err(error) => {
+            if outcome_unknown(&error) {
+                client.release_unheard(lock, &lease_id, Some(deadline));
+            }
+            return Err(error);
+        }
     };
-    // The interval is judged again at the grant's service time: the look may have been in the
-    // previous interval. The record is unchanged since the look (the acquire was conditional).
+    // The due time is judged again at the grant's service time: the look may have counted for
+    // the previous one. The record is unchanged since the look (the acquire was conditional).
     let started = grant.server_time.unwrap_or(now).max(now);
     if let Verdict::Skip(reason) = decide(record, LeaseState::Available, started, options) {
-        release_quietly(client, lock, &lease_id);
+        release_quietly(client, lock, &lease_id, deadline);
         return Ok(Attempt::Skip(reason));
     }
     let started_ms = unix_ms(started);
     let granted = record.granted(fence, started_ms, &options.holder);
     let write = SetMetadata::new(granted.to_metadata(), Some(lease_id.clone()), grant.etag)?;
-    if let Err(error) = client.execute(lock, &write) {
+    if let Err(error) = client.execute_by(lock, &write, Some(deadline)) {
         // A write whose answer was lost and whose retry then failed its own `If-Match` may
-        // have landed: if the record is exactly ours, the grant stands.
-        if !(is_condition_failure(&error) && record_is(client, lock, &granted)) {
-            release_quietly(client, lock, &lease_id);
+        // have landed: if the lease is still ours and the record is exactly ours, it did.
+        let landed = is_condition_failure(&error)
+            && record_is_ours(client, lock, &lease_id, &granted, deadline);
+        if !landed {
+            release_quietly(client, lock, &lease_id, deadline);
             return if is_condition_failure(&error) { Ok(Attempt::Changed) } else { Err(error) };
         }
     }
-    let period = options.lease_period();
+    if client.runtime().now() >= deadline {
+        // Granted too late to be safe: the lease may already be someone else's.
+        release_quietly(client, lock, &lease_id, deadline);
+        return Err(Error::LeaseLost(ServiceError {
+            status: 0,
+            code: None,
+            request_id: None,
+            message: format!(
+                "granting the run took longer than the {} s lease; not running",
+                options.lease_seconds
+            ),
+        }));
+    }
     Ok(Attempt::Run(Ticket {
         lock: lock.clone(),
         lease_id,
         fencing_token: fence,
-        interval: interval_of(started_ms, options.interval_seconds),
+        interval: options.schedule().due_index(started_ms),
         started_ms,
-        deadline: sent_at + period,
+        deadline,
         keep_alive_by: sent_at + Duration::from_secs(options.keep_alive_seconds.into()),
         previous_abandoned,
         options: options.clone(),
     }))
 }
 
-/// Renews the ticket's lease. Returns the new local deadline, or `LeaseLost` when the lease is
-/// gone: the work must stop before it does anything more.
-pub fn keep_alive<T: Transport, R: Runtime>(
-    client: &mut LeaseClient<T, R>,
-    ticket: &Ticket,
-) -> Result<SystemTime, Error> {
-    let sent_at = client.runtime().now();
-    client.renew(&ticket.lock, &ticket.lease_id)?;
-    Ok(sent_at + ticket.options.lease_period())
-}
-
-/// Records the stop time and outcome under the lease, then releases it. Fails with
-/// `LeaseLost` if the lease is gone (the record then keeps `running`, and the next run reports
-/// the previous one as abandoned).
-pub fn complete<T: Transport, R: Runtime>(
-    client: &mut LeaseClient<T, R>,
-    ticket: &Ticket,
-    outcome: &Outcome,
-) -> Result<(), Error> {
-    let started = RunRecord::default().granted(
-        ticket.fencing_token,
-        ticket.started_ms,
-        &ticket.options.holder,
-    );
-    // The stop time is local (no response to read a service time from yet), but never before
-    // the recorded start.
-    let stopped_ms = unix_ms(client.runtime().now()).max(ticket.started_ms);
-    let record = started.completed(stopped_ms, &outcome.as_record_text());
-    let write = SetMetadata::new(record.to_metadata(), Some(ticket.lease_id.clone()), None)?;
-    client.execute(&ticket.lock, &write)?;
-    match client.release(&ticket.lock, &ticket.lease_id) {
-        // Expired between the write and the release: the record is written, nothing is held.
-        Ok(()) | Err(Error::LeaseLost(_)) => Ok(()),
-        Err(error) => Err(error),
-    }
-}
-
-/// Whether the lock is leased and carries exactly `expected` (token, start and holder are
-/// unique to one grant).
-fn record_is<T: Transport, R: Runtime>(
+/// Whether `lease_id` still holds the lock and the record is exactly `expected` (token, start
+/// and holder are unique to one grant). The look carries the lease id, so the service itself
+/// refuses it if the lease expired or was taken meanwhile.
+fn record_is_ours<T: Transport, R: Runtime>(
     client: &mut LeaseClient<T, R>,
     lock: &Lock,
+    lease_id: &LeaseId,
     expected: &RunRecord,
+    deadline: SystemTime,
 ) -> bool {
-    client.inspect(lock).is_ok_and(|status| {
+    let look = InspectHeld { lease_id: lease_id.clone() };
+    client.execute_by(lock, &look, Some(deadline)).is_ok_and(|status| {
         status.state == LeaseState::Leased
             && RunRecord::from_metadata(&status.metadata) == *expected
     })
-}
-
-fn release_quietly<T: Transport, R: Runtime>(
-    client: &mut LeaseClient<T, R>,
-    lock: &Lock,
-    id: &LeaseId,
-) {
-    // Best effort: if it fails, the lease expires on its own after one period.
-    let _ = client.execute(lock, &Release { lease_id: id.clone() });
-}
-
-fn is_condition_failure(error: &Error) -> bool {
-    error
-        .service_error()
-        .is_some_and(|e| e.status == 412 && e.code.as_deref() == Some("ConditionNotMet"))
 }

@@ -16,11 +16,15 @@ mod decide;
 mod invoke;
 mod items;
 mod record;
+mod run;
+mod schedule;
 
 pub use decide::{decide, Verdict};
-pub use invoke::{complete, guarded_invoke, keep_alive};
+pub use invoke::guarded_invoke;
 pub use items::{board, claim, BoardEntry};
 pub use record::RunRecord;
+pub use run::{complete, keep_alive};
+pub use schedule::Schedule;
 
 use crate::config::Lock;
 use crate::error::Error;
@@ -85,6 +89,11 @@ impl GuardOptions {
     pub(crate) fn lease_period(&self) -> Duration {
         Duration::from_secs(self.lease_seconds.into())
     }
+
+    /// When runs are due: every `interval_seconds`, from the Unix epoch.
+    pub fn schedule(&self) -> Schedule {
+        Schedule::new(self.interval_seconds, 0)
+    }
 }
 
 /// The right to run once: carried to `keep_alive` and `complete`.
@@ -95,12 +104,13 @@ pub struct Ticket {
     /// Strictly increasing across all runs ever granted on this lock. Pass it to downstream
     /// systems so they can refuse writes from an older run.
     pub fencing_token: u64,
-    /// `floor(start / interval)` by the service's clock (0 when deduplication is off).
+    /// The index of the due time this run is for (see [`Schedule::due_index`]; 0 when
+    /// deduplication is off): the run is for due time `interval * index`.
     pub interval: u64,
     /// Service time of the grant, ms since the Unix epoch.
     pub started_ms: u64,
     /// Local time by which the work must stop unless a keep-alive succeeds. Conservative: it
-    /// counts the lease from before the acquire was sent.
+    /// counts the lease from before the acquire was sent. Never in the past when granted.
     pub deadline: SystemTime,
     /// Local time by which the next keep-alive should be sent.
     pub keep_alive_by: SystemTime,

@@ -2,7 +2,8 @@
 //! metadata in one round trip. HEAD answers have no body, so errors come from headers alone.
 
 use super::{
-    check_status, new_request, response_header, server_time, unexpected, LeaseState, LockStatus, Op,
+    check_status, header, new_request, response_header, server_time, unexpected, LeaseId,
+    LeaseState, LockStatus, Op,
 };
 use crate::config::Lock;
 use crate::error::Error;
@@ -41,5 +42,27 @@ impl Op for Inspect {
             last_modified: response_header(response, "last-modified"),
             server_time: server_time(response),
         })
+    }
+}
+
+/// Inspect carrying our lease id: the service answers only while that lease is active and
+/// ours (otherwise 412 `LeaseIdMismatchWithBlobOperation`, `LeaseNotPresentWithBlobOperation`
+/// or `LeaseLost`, all read as `LeaseLost`), so one look also proves we still hold the lock.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InspectHeld {
+    pub lease_id: LeaseId,
+}
+
+impl Op for InspectHeld {
+    type Output = LockStatus;
+
+    fn request(&self, lock: &Lock) -> Request {
+        let mut request = Inspect.request(lock);
+        request.headers_mut().insert("x-ms-lease-id", header(self.lease_id.as_str()));
+        request
+    }
+
+    fn interpret(&self, response: &Response) -> Result<LockStatus, Error> {
+        Inspect.interpret(response)
     }
 }

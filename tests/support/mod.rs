@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod fake_service;
+pub mod hooked;
 pub mod scripted;
 
 use std::cell::{Cell, RefCell};
