@@ -199,7 +199,11 @@ impl Lock {
 
     /// `base/container/blob` with the blob name percent-encoded per segment.
     pub fn blob_path(&self) -> String {
-        format!("{}/{}", self.container_path(), encode_blob_name(&self.blob))
+        format!(
+            "{}/{}",
+            self.container_path(),
+            crate::percent::encode(&self.blob, crate::percent::path)
+        )
     }
 }
 
@@ -233,19 +237,6 @@ pub fn validate_blob(name: &str) -> Result<(), Error> {
         None
     };
     reason.map_or(Ok(()), |r| Err(Error::InvalidArgument(r.into())))
-}
-
-fn encode_blob_name(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for byte in name.bytes() {
-        match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => {
-                out.push(byte as char)
-            }
-            _ => out.push_str(&format!("%{byte:02X}")),
-        }
-    }
-    out
 }
 
 fn config(reason: &str) -> Error {

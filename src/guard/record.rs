@@ -89,18 +89,10 @@ impl RunRecord {
     }
 }
 
-/// Metadata values travel as HTTP header values: percent-encode everything outside visible
-/// ASCII (and `%` itself) so any holder label or outcome text survives the round trip.
+/// Metadata values travel as HTTP header values: visible ASCII stays, everything else (and `%`)
+/// is percent-encoded, so any holder label or outcome text survives the round trip.
 fn encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        match byte {
-            b'%' => out.push_str("%25"),
-            0x21..=0x7e => out.push(byte as char),
-            _ => out.push_str(&format!("%{byte:02X}")),
-        }
-    }
-    out
+    crate::percent::encode(text, crate::percent::visible_ascii)
 }
 
 fn decode(text: &str) -> String {
