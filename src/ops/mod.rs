@@ -12,13 +12,14 @@ mod release;
 mod renew;
 mod set_metadata;
 mod types;
+mod xml;
 
 pub use acquire::Acquire;
 pub use break_lease::Break;
 pub use change::Change;
 pub use create::{CreateBlob, CreateContainer};
-pub use inspect::Inspect;
-pub use list::{BlobPage, ListBlobs, ListedBlob};
+pub use inspect::{Inspect, InspectHeld};
+pub use list::{BlobPage, ListBlobs, ListedBlob, LIST_PAGE_SIZE};
 pub use release::Release;
 pub use renew::Renew;
 pub use set_metadata::SetMetadata;
@@ -116,18 +117,28 @@ pub(crate) fn check_status(response: &Response) -> Result<(), Error> {
 }
 
 /// Status, error code and request id of a refusal. The code comes from `x-ms-error-code`
-/// (the only place on a HEAD) or else the XML body's `<Code>`; only the first line of
-/// `<Message>` is kept, never `AuthenticationErrorDetail`, which echoes our signature.
+/// (the only place on a HEAD) or else the body's `Error > Code`; only the first line of
+/// `Error > Message` is kept, never `AuthenticationErrorDetail`, which echoes our signature.
+/// Lenient: a body that is not the service's XML (a proxy's HTML page) still gives the status.
 pub fn service_error(response: &Response) -> ServiceError {
     let body = String::from_utf8_lossy(response.body());
-    let code = response_header(response, "x-ms-error-code").or_else(|| xml_element(&body, "Code"));
-    let message = xml_element(&body, "Message")
-        .and_then(|m| m.lines().next().map(str::to_string))
+    let (mut code, mut message) = (None, None);
+    // What was read before a malformed part is still the service's word.
+    let _ = xml::walk(&body, |path, node| match (path, node) {
+        (["Error", "Code"], xml::Node::Close { text }) => {
+            code = Some(text.trim().to_string()).filter(|c| !c.is_empty())
+        }
+        (["Error", "Message"], xml::Node::Close { text }) => {
+            message = text.trim().lines().next().map(str::to_string)
+        }
+        _ => {}
+    });
+    let message = message
         .or_else(|| response.status().canonical_reason().map(str::to_string))
         .unwrap_or_default();
     ServiceError {
         status: response.status().as_u16(),
-        code,
+        code: response_header(response, "x-ms-error-code").or(code),
         request_id: response_header(response, "x-ms-request-id"),
         message,
     }
@@ -141,44 +152,4 @@ pub(crate) fn unexpected(response: &Response, what: &str) -> Error {
         request_id: response_header(response, "x-ms-request-id"),
         message: format!("unexpected response: {what}"),
     })
-}
-
-/// The text of the first `<tag>…</tag>`, entity-decoded and trimmed. A lenient reader: the
-/// documents are small and fixed in shape, and a malformed one must still yield a typed error.
-pub(crate) fn xml_element(body: &str, tag: &str) -> Option<String> {
-    xml_elements(body, tag).first().map(|inner| decode_entities(inner).trim().to_string())
-}
-
-/// The raw inner text of every `<tag …>…</tag>` (attributes allowed, no nesting of `tag`).
-pub(crate) fn xml_elements<'a>(body: &'a str, tag: &str) -> Vec<&'a str> {
-    let (open, close) = (format!("<{tag}"), format!("</{tag}>"));
-    let mut found = Vec::new();
-    let mut rest = body;
-    while let Some(at) = rest.find(&open) {
-        let after = &rest[at + open.len()..];
-        // `<Blob>` must not match `<Blobs>`: the next character ends the name.
-        if !after.starts_with(['>', ' ', '/']) {
-            rest = after;
-            continue;
-        }
-        let Some(head_end) = after.find('>') else { break };
-        if after[..head_end].ends_with('/') {
-            found.push("");
-            rest = &after[head_end + 1..];
-            continue;
-        }
-        let inner = &after[head_end + 1..];
-        let Some(end) = inner.find(&close) else { break };
-        found.push(&inner[..end]);
-        rest = &inner[end + close.len()..];
-    }
-    found
-}
-
-pub(crate) fn decode_entities(text: &str) -> String {
-    text.replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&apos;", "'")
-        .replace("&amp;", "&")
 }
