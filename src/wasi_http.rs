@@ -12,8 +12,11 @@ use wasi::http::types::{
 };
 use wasi::io::streams::StreamError;
 
-/// Bodies we read are error XML; anything past this is not ours to buffer.
-const MAX_RESPONSE_BODY: usize = 64 * 1024;
+/// The largest answer we buffer. Bodies are error XML (well under 1 KiB) or one List Blobs page
+/// of at most `LIST_PAGE_SIZE` (200) blobs: about 200 KiB for typical locks and 3.4 MiB for
+/// 200 of the largest a lock can be (see `ops::LIST_PAGE_SIZE`). A longer answer is refused,
+/// never cut short: a truncated listing would read as a shorter one.
+const MAX_RESPONSE_BODY: usize = 8 * 1024 * 1024;
 
 #[derive(Default)]
 pub struct WasiHttp;
@@ -104,19 +107,45 @@ fn read_response(
     for (name, value) in incoming.headers().entries() {
         builder = builder.header(name, value);
     }
+    let status = incoming.status();
+    let head = builder.body(()).map_err(|_| other("malformed response head"))?;
+    let too_long = || too_long_error(status, head.headers().get("x-ms-request-id"));
+    let declared = head
+        .headers()
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
+    if declared.is_some_and(|length| length > MAX_RESPONSE_BODY) {
+        return Err(too_long());
+    }
     let body = incoming.consume().map_err(|_| other("response body unavailable"))?;
-    let bytes = read_body(&body, deadline)?;
+    let bytes = read_body(&body, deadline, declared.unwrap_or(0), &too_long)?;
     IncomingBody::finish(body);
-    builder.body(bytes).map_err(|_| other("malformed response head"))
+    Ok(head.map(|()| bytes))
 }
 
-fn read_body(body: &IncomingBody, deadline: u64) -> Result<Vec<u8>, TransportError> {
+/// Not retried (kind `Other`): the same request would get the same answer. The status and
+/// request id say which answer it was; neither is a secret.
+fn too_long_error(status: u16, request_id: Option<&http::HeaderValue>) -> TransportError {
+    let id = request_id.and_then(|v| v.to_str().ok()).unwrap_or("none");
+    other(&format!(
+        "HTTP {status} answer is longer than the {} MiB this client buffers (request id {id})",
+        MAX_RESPONSE_BODY / (1024 * 1024)
+    ))
+}
+
+/// The whole body; `too_long()` once it passes [`MAX_RESPONSE_BODY`].
+fn read_body(
+    body: &IncomingBody,
+    deadline: u64,
+    declared: usize,
+    too_long: &dyn Fn() -> TransportError,
+) -> Result<Vec<u8>, TransportError> {
     let stream = body.stream().map_err(|_| other("response body stream unavailable"))?;
-    let mut bytes = Vec::new();
+    let mut bytes = Vec::with_capacity(declared);
     let timer = monotonic_clock::subscribe_instant(deadline);
     let readable = stream.subscribe();
     loop {
-        match stream.read(4096) {
+        match stream.read(64 * 1024) {
             Ok(chunk) if chunk.is_empty() => {
                 if wasi::io::poll::poll(&[&readable, &timer]).contains(&1) {
                     return Err(TransportError::new(
@@ -125,11 +154,8 @@ fn read_body(body: &IncomingBody, deadline: u64) -> Result<Vec<u8>, TransportErr
                     ));
                 }
             }
-            Ok(chunk) => {
-                if bytes.len() < MAX_RESPONSE_BODY {
-                    bytes.extend_from_slice(&chunk);
-                }
-            }
+            Ok(chunk) if bytes.len() + chunk.len() > MAX_RESPONSE_BODY => return Err(too_long()),
+            Ok(chunk) => bytes.extend_from_slice(&chunk),
             Err(StreamError::Closed) => return Ok(bytes),
             Err(StreamError::LastOperationFailed(_)) => {
                 return Err(TransportError::new(

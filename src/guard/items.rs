@@ -103,19 +103,29 @@ pub fn board<T: Transport, R: Runtime>(
 }
 
 /// All pages of the listing, and the service time of the first page. With `create`, a missing
-/// container is created and reads as empty.
+/// container is created and reads as empty. Paging stops with an error (never silently) when a
+/// marker comes back a second time, which would loop, or after `MAX_PAGES` pages.
 fn list_all<T: Transport, R: Runtime>(
     client: &mut LeaseClient<T, R>,
     account: &Account,
     container: &str,
     create: bool,
 ) -> Result<(Vec<ListedBlob>, SystemTime), Error> {
+    // 50 000 blobs: far more locks than a timer tick can visit, and a bound on the time a
+    // misbehaving or enormous listing can take.
+    const MAX_PAGES: usize = 250;
+    use crate::error::ServiceError;
+    use crate::ops::LIST_PAGE_SIZE;
+    let stop = |message: String| {
+        Error::Service(ServiceError { status: 200, code: None, request_id: None, message })
+    };
     // The blob name is a placeholder: listing addresses the container only.
     let lock = Lock::new(account.clone(), container, "-")?;
     let mut blobs = Vec::new();
     let mut marker = None;
+    let mut seen = std::collections::HashSet::new();
     let mut listed_at = None;
-    loop {
+    for _ in 0..MAX_PAGES {
         let page = match client.execute(&lock, &ListBlobs { marker: marker.take() }) {
             Err(Error::NotFound(_)) if create => {
                 client.execute(&lock, &CreateContainer)?;
@@ -126,9 +136,18 @@ fn list_all<T: Transport, R: Runtime>(
         listed_at = listed_at.or(page.server_time);
         blobs.extend(page.blobs);
         match page.next_marker {
+            None => return Ok((blobs, listed_at.unwrap_or_else(|| client.runtime().now()))),
+            Some(next) if !seen.insert(next.clone()) => {
+                return Err(stop(format!(
+                    "unexpected response: the listing of {container} returned marker {next:?} \
+                     twice; stopped instead of looping"
+                )))
+            }
             Some(next) => marker = Some(next),
-            None => break,
         }
     }
-    Ok((blobs, listed_at.unwrap_or_else(|| client.runtime().now())))
+    Err(stop(format!(
+        "the listing of {container} has more than {MAX_PAGES} pages of {LIST_PAGE_SIZE} blobs; \
+         keep the locks in a container of their own"
+    )))
 }
