@@ -47,14 +47,16 @@ pub enum Error {
     LeaseLost(ServiceError),
     /// The container or blob does not exist (only acquire creates them).
     NotFound(ServiceError),
-    /// The service rejected the credential; usually a wrong key or SAS, or a host clock more
-    /// than 15 minutes off.
+    /// The service refused the credential or the caller: a wrong key or SAS, a host clock more
+    /// than 15 minutes off, an account that disallows Shared Key, a credential without the
+    /// needed permission, or a firewall. The message names which, as far as the code tells.
     Unauthorized(ServiceError),
     /// The connection string or account settings are unusable. Nothing was sent.
     InvalidConfig(String),
     /// An argument is out of range or malformed. Nothing was sent.
     InvalidArgument(String),
-    /// The service asked us to slow down (429, 503 ServerBusy) and retries ran out.
+    /// The service asked us to slow down (429, or `ServerBusy` with any status) and retries
+    /// ran out. A 503 without `ServerBusy` (a proxy, a gateway) is a [`Error::Service`].
     Throttled(ServiceError),
     /// The exchange did not complete (connect, timeout, reset) and retries ran out.
     Transport(TransportError),
@@ -80,10 +82,34 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// The hint appended to every authorization failure, because the service's own message does
-/// not say which of the two usual causes applies.
+/// The hint appended to an authorization failure whose code names no cause of its own,
+/// because the service's message does not say which of the two usual causes applies.
 pub const UNAUTHORIZED_HINT: &str =
     "check the account key or SAS, and that this host's clock is within 15 minutes of UTC";
+
+/// What to do about a 401/403 whose error code names its cause.
+fn unauthorized_hint(code: &str) -> &'static str {
+    match code {
+        "KeyBasedAuthenticationNotPermitted" => {
+            "the storage account disallows Shared Key authorization (AllowSharedKeyAccess is \
+             off), which also refuses SAS tokens signed with the account key: use a user \
+             delegation SAS, or allow Shared Key access on the account"
+        }
+        "AuthorizationPermissionMismatch" => {
+            "the credential is valid but lacks the permission for this operation: give the \
+             identity the Storage Blob Data Contributor role, or use a SAS that grants read, \
+             write, create and list (sp=rwcl) on the container"
+        }
+        // Azurite also says AuthorizationFailure for a bad signature (protocol.md §6.2), so
+        // the key stays among the suspects.
+        "AuthorizationFailure" => {
+            "on Azure this usually means the account's firewall or network rules do not admit \
+             this host (or the SAS is limited to other IP addresses); check the account's \
+             networking settings. On Azurite it means a wrong account key or SAS"
+        }
+        _ => UNAUTHORIZED_HINT,
+    }
+}
 
 impl Error {
     /// Classifies a refusal. The lease-specific codes come first because they share 409/412
@@ -108,15 +134,18 @@ impl Error {
                 | "LeaseNotPresentWithContainerOperation",
             ) => Error::LeaseLost(error),
             (404, _) => Error::NotFound(error),
-            (401 | 403, _) => {
+            (401 | 403, code) => {
+                let hint = unauthorized_hint(code);
                 let message = if error.message.is_empty() {
-                    UNAUTHORIZED_HINT.to_string()
+                    hint.to_string()
                 } else {
-                    format!("{} ({UNAUTHORIZED_HINT})", error.message)
+                    format!("{} ({hint})", error.message)
                 };
                 Error::Unauthorized(ServiceError { message, ..error })
             }
-            (429, _) | (503, _) | (_, "ServerBusy") => Error::Throttled(error),
+            // Only the service's own word is throttling: a bare 503 may come from a proxy or
+            // gateway in front of it. (Retries still treat any 503 as passing, see retry.rs.)
+            (429, _) | (_, "ServerBusy") => Error::Throttled(error),
             _ => Error::Service(error),
         }
     }

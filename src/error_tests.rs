@@ -27,9 +27,14 @@ fn lease_protocol_codes_map_to_what_the_caller_should_do() {
         (404, "ContainerNotFound", "NotFound"),
         (403, "AuthenticationFailed", "Unauthorized"),
         (403, "AuthorizationFailure", "Unauthorized"),
+        (403, "KeyBasedAuthenticationNotPermitted", "Unauthorized"),
+        (403, "AuthorizationPermissionMismatch", "Unauthorized"),
         (429, "TooManyRequests", "Throttled"),
         (503, "ServerBusy", "Throttled"),
+        (500, "ServerBusy", "Throttled"),
+        (503, "ServiceUnavailable", "Service"),
         (500, "InternalError", "Service"),
+        (500, "OperationTimedOut", "Service"),
         (400, "InvalidHeaderValue", "Service"),
         (412, "ConditionNotMet", "Service"),
         (409, "BlobAlreadyExists", "Service"),
@@ -56,4 +61,35 @@ fn display_carries_status_code_and_request_id() {
         text,
         "lease is held by another holder: HTTP 409 LeaseAlreadyPresent: m (request id req-1)"
     );
+}
+
+#[test]
+fn a_bare_503_is_not_throttling() {
+    // A proxy or gateway in front of the service says 503 without the service's code.
+    let bare = ServiceError { code: None, ..service(503, "") };
+    assert!(matches!(Error::from_service(bare), Error::Service(_)));
+    let busy = ServiceError { code: Some("ServerBusy".into()), ..service(503, "") };
+    assert!(matches!(Error::from_service(busy), Error::Throttled(_)));
+}
+
+/// Each authorization code with a cause of its own names that cause and what to do, and does
+/// not send the reader after the key or the clock.
+#[test]
+fn authorization_codes_name_their_own_cause() {
+    let cases: &[(&str, &[&str])] = &[
+        ("KeyBasedAuthenticationNotPermitted", &["disallows Shared Key", "user delegation SAS"]),
+        ("AuthorizationPermissionMismatch", &["Storage Blob Data Contributor", "sp=rwcl"]),
+        ("AuthorizationFailure", &["firewall", "network rules", "Azurite"]),
+    ];
+    for (code, needles) in cases {
+        let text = Error::from_service(service(403, code)).to_string();
+        for needle in *needles {
+            assert!(text.contains(needle), "{code}: {text}");
+        }
+        assert!(!text.contains(UNAUTHORIZED_HINT), "{code}: {text}");
+        assert!(text.contains("req-1"), "{code}: {text}");
+    }
+    // Azurite's AuthorizationFailure also means a bad signature: the key stays a suspect.
+    let text = Error::from_service(service(403, "AuthorizationFailure")).to_string();
+    assert!(text.contains("account key"), "{text}");
 }

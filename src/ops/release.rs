@@ -23,13 +23,18 @@ impl Op for Release {
         check_status(response)
     }
 
-    /// Release is not idempotent: repeating one that went through is refused with
-    /// `LeaseIdMismatchWithLeaseOperation`. After an attempt that may have landed, that refusal
-    /// means what the caller wanted: we no longer hold the lease.
+    /// Release is not idempotent: repeating one that went through is refused, with
+    /// `LeaseIdMismatchWithLeaseOperation` by Azurite (and the .NET cloud tests) or
+    /// `LeaseNotPresentWithLeaseOperation` by Azure (no lease left on the blob). After an
+    /// attempt that may have landed, either refusal means what the caller wanted: we no longer
+    /// hold the lease. Other lease-lost codes (a breaking or broken lease) are not "released".
     fn interpret_after_ambiguous(&self, response: &Response) -> Result<(), Error> {
         match self.interpret(response) {
             Err(Error::LeaseLost(e))
-                if e.code.as_deref() == Some("LeaseIdMismatchWithLeaseOperation") =>
+                if matches!(
+                    e.code.as_deref(),
+                    Some("LeaseIdMismatchWithLeaseOperation" | "LeaseNotPresentWithLeaseOperation")
+                ) =>
             {
                 Ok(())
             }
