@@ -110,3 +110,50 @@ fn a_connect_failure_is_not_ambiguous() {
         .expect(lease_action("release"), refusal(409, "LeaseIdMismatchWithLeaseOperation"));
     assert!(matches!(client(script).release(&lock(), &id()), Err(Error::LeaseLost(_))));
 }
+
+#[test]
+fn retry_after_is_honoured_and_a_wait_longer_than_a_call_may_take_ends_it() {
+    let busy = |after: &str| {
+        let mut answer = refusal(503, "ServerBusy").unwrap();
+        answer.headers_mut().insert("retry-after", after.parse().unwrap());
+        Ok(answer)
+    };
+    let mut client = client(
+        ScriptedTransport::new()
+            .expect(lease_action("renew"), busy("3"))
+            .expect(lease_action("renew"), granted(200)),
+    );
+    client.renew(&lock(), &id()).unwrap();
+    assert_eq!(*client.runtime().sleeps.borrow(), [std::time::Duration::from_secs(3)]);
+
+    // Asked to come back in two minutes: the call ends with the service's answer instead.
+    let mut client =
+        client_for(ScriptedTransport::new().expect(lease_action("renew"), busy("120")));
+    assert!(matches!(client.renew(&lock(), &id()), Err(Error::Throttled(_))));
+    assert!(client.runtime().sleeps.borrow().is_empty());
+}
+
+fn client_for(script: ScriptedTransport) -> LeaseClient<ScriptedTransport, VirtualRuntime> {
+    LeaseClient::new(script, VirtualRuntime::new())
+}
+
+#[test]
+fn every_call_carries_one_client_request_id_across_its_attempts() {
+    let mut client = client(
+        ScriptedTransport::new()
+            .expect(any_request, refusal(500, "InternalError"))
+            .expect(any_request, granted(200))
+            .expect(any_request, granted(200)),
+    );
+    client.renew(&lock(), &id()).unwrap();
+    client.renew(&lock(), &id()).unwrap();
+    let ids: Vec<String> = client
+        .transport()
+        .sent
+        .iter()
+        .map(|r| r.headers()["x-ms-client-request-id"].to_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids[0], ids[1], "a retry keeps the call's id");
+    assert_ne!(ids[1], ids[2], "each call has its own");
+    assert!(traffic_cop::LeaseId::parse(&ids[2]).is_ok(), "a GUID: {}", ids[2]);
+}
