@@ -47,6 +47,17 @@ pub fn tick(settings: &Settings) -> TickReport {
     };
     let ticket = match guard::guarded_invoke(&settings.lock(), &settings.options()) {
         Decision::Run(ticket) => ticket,
+        // Spin makes an instance per event, so a replica's earlier tick may still be working
+        // when its next one fires; naming ourselves as "another" holder would mislead.
+        Decision::Skip(SkipReason::HeldByOther(held))
+            if held.holder.as_ref() == Some(&settings.holder) =>
+        {
+            let detail = format!(
+                "the previous tick of this replica is still working (lease held by {} until it completes or expires)",
+                settings.holder
+            );
+            return report("skip", None, false, detail);
+        }
         Decision::Skip(SkipReason::HeldByOther(held)) => {
             let by = held.holder.unwrap_or_else(|| "another instance".into());
             return report("skip", None, false, format!("held by {by}"));
