@@ -1,6 +1,7 @@
 //! The native side of traffic-cop's proofs: a wasmtime host for the built component
 //! ([`component`]), a pinned Azurite on loopback ([`azurite`]) and a request-counting proxy
-//! ([`proxy`]). Used by the integration tests, the demo and the benchmark.
+//! ([`proxy`]), and the real Spin CLI ([`spin`]). Used by the integration tests, the demo and the
+//! benchmark.
 
 pub mod apps;
 pub mod azurite;
@@ -8,6 +9,7 @@ pub mod component;
 pub mod faults;
 pub mod proxy;
 pub mod soak;
+pub mod spin;
 
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
