@@ -25,6 +25,10 @@ fn eight_contenders_under_thirty_percent_faults_never_overlap() {
         locks: 3,
         ticks: 12,
         crash_per_mille: 30,
+        // The first two runs work past their lease, so the checker sees takeovers under paused
+        // holders and those holders' refused completes.
+        overrun_per_mille: 0,
+        first_overruns: 2,
         faults: FaultPlan::quick(seed, 300),
         azurite_port: Azurite::shared().port,
         container: "faults-short".into(),
@@ -33,6 +37,9 @@ fn eight_contenders_under_thirty_percent_faults_never_overlap() {
     let violations = check(&report.grants);
     report.print(&violations);
     assert!(violations.is_empty(), "{violations:?}");
+    let overran: Vec<_> = report.grants.iter().filter(|g| g.overran).collect();
+    assert_eq!(overran.len(), 2);
+    assert!(overran.iter().all(|g| !g.completed), "a holder past its lease completed: {overran:?}");
     assert_eq!(report.decisions, 8 * 3 * 12);
     assert!(
         report.faults.values().sum::<u64>() * 5 > report.requests,

@@ -15,6 +15,12 @@ pub struct SoakConfig {
     pub ticks: u64,
     /// Per mille of granted runs that "crash": no complete, no release.
     pub crash_per_mille: u64,
+    /// Per mille of granted runs whose work outlives their lease (no keep-alive) before they
+    /// try to complete: a paused holder. Its lease runs out, others may take over, and its
+    /// `complete` must then be refused.
+    pub overrun_per_mille: u64,
+    /// The first this many runs granted overrun as well, so a short run surely has some.
+    pub first_overruns: u64,
     pub faults: FaultPlan,
     pub azurite_port: u16,
     pub container: String,
@@ -29,7 +35,14 @@ pub struct Grant {
     pub interval: u64,
     /// When the work started (the guard said run) and ended (before `complete`, or the crash).
     pub work: (Duration, Duration),
+    /// Until when this run surely held the lease: the end of its work, capped by the ticket's
+    /// deadline; for a crash, the deadline (a crashed holder may just be paused).
+    pub held_until: Duration,
     pub crashed: bool,
+    /// The work ran past the lease's deadline.
+    pub overran: bool,
+    /// `complete` succeeded.
+    pub completed: bool,
 }
 
 #[derive(Debug, Default)]
@@ -49,6 +62,12 @@ impl SoakReport {
         let crashed = self.grants.iter().filter(|g| g.crashed).count();
         println!("decisions            {}", self.decisions);
         println!("runs granted         {} ({crashed} crashed)", self.grants.len());
+        let overran: Vec<&Grant> = self.grants.iter().filter(|g| g.overran).collect();
+        println!(
+            "runs past their lease {} ({} of them refused at complete)",
+            overran.len(),
+            overran.iter().filter(|g| !g.completed).count()
+        );
         for (reason, count) in &self.skips {
             println!("skips {reason:<14} {count}");
         }
@@ -82,11 +101,12 @@ pub fn run(config: &SoakConfig) -> SoakReport {
         crate::azurite::connection_string_for_port(proxy.port, crate::EMULATOR_KEY_B64);
     let report = Arc::new(Mutex::new(SoakReport::default()));
     let epoch = Instant::now();
+    let granted = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let first_tick = unix_secs() + 2;
     let threads: Vec<_> = (0..config.contenders)
         .map(|contender| {
-            let (config, report, connection_string) =
-                (config.clone(), report.clone(), connection_string.clone());
+            let (config, report, connection_string, granted) =
+                (config.clone(), report.clone(), connection_string.clone(), granted.clone());
             std::thread::spawn(move || {
                 let mut rng =
                     config.faults.seed ^ (contender as u64 + 1).wrapping_mul(0xD6E8_FEB8_6659_FD93);
@@ -133,23 +153,41 @@ pub fn run(config: &SoakConfig) -> SoakReport {
                                 continue;
                             }
                         };
-                        let crashed = next(&mut rng) % 1000 < config.crash_per_mille;
+                        let lease_left =
+                            Duration::from_millis(ticket.deadline_ms.saturating_sub(unix_ms()));
+                        let fate = next(&mut rng) % 1000;
+                        let nth = granted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        let crashed = nth >= config.first_overruns && fate < config.crash_per_mille;
+                        let overran = !crashed
+                            && (nth < config.first_overruns
+                                || fate < config.crash_per_mille + config.overrun_per_mille);
                         drop(tally);
-                        if !crashed {
+                        if overran {
+                            std::thread::sleep(lease_left + Duration::from_millis(1500));
+                        } else if !crashed {
                             std::thread::sleep(Duration::from_millis(20));
                         }
+                        let ended = epoch.elapsed();
+                        let completed =
+                            !crashed && fresh().complete(&ticket, &Outcome::Success).is_ok();
                         let grant = Grant {
                             lock: name,
                             contender,
                             token: ticket.fencing_token,
                             interval: ticket.interval,
-                            work: (started, epoch.elapsed()),
+                            work: (started, ended),
+                            held_until: if crashed {
+                                started + lease_left
+                            } else {
+                                ended.min(started + lease_left)
+                            },
                             crashed,
+                            overran,
+                            completed,
                         };
-                        report.lock().unwrap().grants.push(grant);
-                        if !crashed && fresh().complete(&ticket, &Outcome::Success).is_err() {
-                            report.lock().unwrap().complete_failures += 1;
-                        }
+                        let mut tally = report.lock().unwrap();
+                        tally.complete_failures += u64::from(!crashed && !completed);
+                        tally.grants.push(grant);
                     }
                 }
             })
@@ -169,8 +207,10 @@ pub fn run(config: &SoakConfig) -> SoakReport {
     report
 }
 
-/// The mutual-exclusion checker. Per lock: no two work spans overlap, no interval is granted
-/// twice, and fencing tokens strictly increase in the order the work happened.
+/// The mutual-exclusion checker. Per lock: no run is granted while another surely holds the
+/// lease, no run completes after another was granted during its work (a holder that lost its
+/// lease must be refused), no interval is granted twice, and fencing tokens strictly increase
+/// in the order the runs were granted.
 pub fn check(grants: &[Grant]) -> Vec<String> {
     let mut violations = Vec::new();
     let mut by_lock: BTreeMap<&str, Vec<&Grant>> = BTreeMap::new();
@@ -179,17 +219,30 @@ pub fn check(grants: &[Grant]) -> Vec<String> {
     }
     for (lock, mut runs) in by_lock {
         runs.sort_by_key(|g| g.work.0);
-        for pair in runs.windows(2) {
-            let (a, b) = (pair[0], pair[1]);
-            if b.work.0 < a.work.1 {
-                violations.push(format!(
-                    "{lock}: overlap: c{} token {} worked {:?}, c{} token {} started at {:?}",
-                    a.contender, a.token, a.work, b.contender, b.token, b.work.0
-                ));
+        for (i, a) in runs.iter().enumerate() {
+            for b in runs[i + 1..].iter().take_while(|b| b.work.0 < a.held_until.max(a.work.1)) {
+                let (who, by) = ((a.contender, a.token), (b.contender, b.token));
+                if b.work.0 < a.held_until {
+                    violations.push(format!(
+                        "{lock}: overlap: c{} token {} held the lease until {:?}, c{} token {} \
+                         started at {:?}",
+                        who.0, who.1, a.held_until, by.0, by.1, b.work.0
+                    ));
+                } else if a.completed {
+                    violations.push(format!(
+                        "{lock}: c{} token {} completed although c{} token {} was granted during \
+                         its work",
+                        who.0, who.1, by.0, by.1
+                    ));
+                }
             }
-            if b.token <= a.token {
-                violations
-                    .push(format!("{lock}: token did not increase: {} then {}", a.token, b.token));
+        }
+        for pair in runs.windows(2) {
+            if pair[1].token <= pair[0].token {
+                violations.push(format!(
+                    "{lock}: token did not increase: {} then {}",
+                    pair[0].token, pair[1].token
+                ));
             }
         }
         let mut intervals = BTreeSet::new();
@@ -200,6 +253,12 @@ pub fn check(grants: &[Grant]) -> Vec<String> {
         }
     }
     violations
+}
+
+fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 fn next(state: &mut u64) -> u64 {
@@ -221,7 +280,10 @@ mod tests {
             token,
             interval,
             work: (ms(from), ms(to)),
+            held_until: ms(to),
             crashed: false,
+            overran: false,
+            completed: true,
         }
     }
 
@@ -239,5 +301,25 @@ mod tests {
         assert!(tokens.len() == 1 && tokens[0].contains("token"), "{tokens:?}");
         let intervals = check(&[grant("a", 1, 7, 0, 10), grant("a", 2, 7, 10, 20)]);
         assert!(intervals.len() == 1 && intervals[0].contains("twice"), "{intervals:?}");
+        // A paused holder: its lease ran out at 15, another was granted at 16, and it then
+        // completed at 17. Fine only if its complete was refused.
+        let paused = Grant {
+            held_until: Duration::from_millis(15),
+            overran: true,
+            ..grant("a", 1, 1, 0, 17)
+        };
+        let taken = grant("a", 2, 2, 16, 20);
+        let lost = check(&[paused.clone(), taken.clone()]);
+        assert!(lost.len() == 1 && lost[0].contains("completed although"), "{lost:?}");
+        assert!(check(&[Grant { completed: false, ..paused }, taken.clone()]).is_empty());
+        // A crash holds the lease until its deadline, however short its work.
+        let crash = Grant {
+            held_until: Duration::from_millis(18),
+            crashed: true,
+            completed: false,
+            ..grant("a", 1, 1, 0, 0)
+        };
+        let early = check(&[crash, taken]);
+        assert!(early.len() == 1 && early[0].contains("overlap"), "{early:?}");
     }
 }

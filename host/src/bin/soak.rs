@@ -28,6 +28,8 @@ fn main() {
         locks,
         ticks,
         crash_per_mille: 10,
+        overrun_per_mille: 5,
+        first_overruns: 0,
         faults,
         azurite_port: azurite.port,
         container: "soak".into(),
