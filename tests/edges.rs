@@ -85,7 +85,8 @@ fn a_lost_record_write_is_not_a_run_once_the_lease_changed_hands() {
         .before(move |i, _, _| {
             if i == 3 {
                 World::advance(&clock, Duration::from_secs(20));
-                let mut b = LeaseClient::new(service.clone(), VirtualRuntime::on_clock(clock.clone(), 99));
+                let mut b =
+                    LeaseClient::new(service.clone(), VirtualRuntime::on_clock(clock.clone(), 99));
                 b.acquire(&lock(), LeaseDuration::Fixed(15), None).unwrap();
             }
             None
@@ -163,8 +164,13 @@ fn retries_of_keep_alive_and_complete_never_outlast_the_lease() {
 #[test]
 fn an_acquire_whose_answers_were_all_lost_is_released() {
     let world = prepared();
-    let hooked = Hooked::new(world.service.clone())
-        .after(|_, request, response| if step(request) == "acquire" { lost() } else { Ok(response) });
+    let hooked = Hooked::new(world.service.clone()).after(|_, request, response| {
+        if step(request) == "acquire" {
+            lost()
+        } else {
+            Ok(response)
+        }
+    });
     let mut a = world.hooked(hooked);
     let error = a.acquire(&lock(), LeaseDuration::Fixed(60), None).unwrap_err();
     assert!(matches!(error, Error::Transport(_)), "{error}");
@@ -180,8 +186,15 @@ fn complete_closes_the_stored_run_conditionally_and_refuses_a_doctored_ticket() 
     assert_eq!(granted.fencing_token, 2);
     let doctored = Ticket { fencing_token: 1, ..granted.clone() };
     let error = guard::complete(&mut world.client(), &doctored, &Outcome::Success).unwrap_err();
-    assert!(matches!(&error, Error::InvalidArgument(m) if m.contains("nothing was written")), "{error}");
-    assert_eq!((world.record().fence, world.record().running), (2, true), "the record is untouched");
+    assert!(
+        matches!(&error, Error::InvalidArgument(m) if m.contains("nothing was written")),
+        "{error}"
+    );
+    assert_eq!(
+        (world.record().fence, world.record().running),
+        (2, true),
+        "the record is untouched"
+    );
 
     let hooked = Hooked::new(world.service.clone()).before(|_, request, _| {
         if step(request) == "comp=metadata" {
@@ -200,8 +213,13 @@ fn endless_churn_ends_in_an_error_that_does_not_claim_nothing_was_sent() {
     // Before each of A's acquires, someone else rewrites the record, so every look is stale.
     let hooked = Hooked::new(world.service.clone()).before(move |_, request, _| {
         if step(request) == "acquire" {
-            let mut other = LeaseClient::new(service.clone(), VirtualRuntime::on_clock(clock.clone(), 5));
-            let bump = traffic_cop::ops::SetMetadata::new(vec![("tc_fence".into(), "1".into())], None, None);
+            let mut other =
+                LeaseClient::new(service.clone(), VirtualRuntime::on_clock(clock.clone(), 5));
+            let bump = traffic_cop::ops::SetMetadata::new(
+                vec![("tc_fence".into(), "1".into())],
+                None,
+                None,
+            );
             other.execute(&lock(), &bump.unwrap()).unwrap();
         }
         None
@@ -223,7 +241,8 @@ fn a_service_that_sends_no_date_is_judged_by_the_local_clock() {
         Ok(response)
     });
     let local = guard::unix_ms(world.clock.get());
-    let granted = ticket(guard::guarded_invoke(&mut world.hooked(hooked), &lock(), &options("alpha")));
+    let granted =
+        ticket(guard::guarded_invoke(&mut world.hooked(hooked), &lock(), &options("alpha")));
     assert_eq!(granted.started_ms, local);
     assert!(granted.deadline > world.clock.get());
 }

@@ -86,7 +86,12 @@ fn run_ticks(seed: u64) {
     }
     for tick in &fired {
         let winners = runs.get(tick).cloned().unwrap_or_default();
-        assert_eq!(winners.len(), 1, "seed {seed}: tick {tick} ran {} times: {winners:?}", winners.len());
+        assert_eq!(
+            winners.len(),
+            1,
+            "seed {seed}: tick {tick} ran {} times: {winners:?}",
+            winners.len()
+        );
     }
     assert_eq!(runs.len(), fired.len(), "seed {seed}: runs outside the fired ticks: {runs:?}");
 }

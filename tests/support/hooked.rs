@@ -32,7 +32,10 @@ impl Hooked {
         }
     }
 
-    pub fn before(self, hook: impl FnMut(usize, &Request, Timeouts) -> Option<Answer> + 'static) -> Hooked {
+    pub fn before(
+        self,
+        hook: impl FnMut(usize, &Request, Timeouts) -> Option<Answer> + 'static,
+    ) -> Hooked {
         Hooked { before: Box::new(hook), ..self }
     }
 

@@ -87,6 +87,17 @@ impl FakeService {
         FakeService { state: Rc::default(), now }
     }
 
+    /// The id of the lease that holds `container/blob` right now, if one does: the oracle the
+    /// interleaving tests judge grants by.
+    pub fn holder(&self, container: &str, blob: &str) -> Option<String> {
+        let state = self.state.borrow();
+        let blob = state.blobs.get(&(container.to_string(), blob.to_string()))?;
+        match settle(blob.lease.clone(), self.now.get()) {
+            Lease::Leased { id, .. } | Lease::Breaking { id, .. } => Some(id),
+            _ => None,
+        }
+    }
+
     /// Requests answered so far, across all handles.
     pub fn requests(&self) -> u64 {
         self.state.borrow().requests
@@ -147,8 +158,18 @@ impl FakeService {
                     }
                 }
                 let answer = match (method, query) {
-                    ("HEAD", "") => blob.head(),
-                    ("PUT", "comp=lease") => blob.lease_action(&header, now),
+                    ("HEAD", "") => match blob.read_lease_check(header("x-ms-lease-id")) {
+                        Some(refusal) => refusal,
+                        None => blob.head(),
+                    },
+                    ("PUT", "comp=lease") => {
+                        // Every successful lease answer carries the blob's (unchanged) ETag.
+                        let (status, mut headers, body) = blob.lease_action(&header, now);
+                        if status < 300 {
+                            headers.push(("etag".into(), format!("\"{}\"", blob.etag)));
+                        }
+                        (status, headers, body)
+                    }
                     ("PUT", "comp=metadata") => {
                         blob.set_metadata(request, header("x-ms-lease-id"), etag + 1)
                     }
@@ -209,6 +230,21 @@ impl Blob {
         }
         headers.extend(self.metadata.iter().map(|(k, v)| (format!("x-ms-meta-{k}"), v.clone())));
         (200, headers, String::new())
+    }
+
+    /// A read carrying `x-ms-lease-id` is answered only while that lease is active and ours
+    /// (Get Blob Properties docs; shared/protocol.md §1.4). Azure says `LeaseLost` for an
+    /// expired lease where Azurite says `LeaseNotPresentWithBlobOperation`: both read as lost.
+    fn read_lease_check(&self, lease_id: Option<String>) -> Option<Answer> {
+        let given = lease_id?;
+        match &self.lease {
+            Lease::Leased { id, .. } | Lease::Breaking { id, .. } if *id == given => None,
+            Lease::Leased { .. } | Lease::Breaking { .. } => {
+                Some(error(412, "LeaseIdMismatchWithBlobOperation"))
+            }
+            Lease::Expired { .. } => Some(error(412, "LeaseLost")),
+            _ => Some(error(412, "LeaseNotPresentWithBlobOperation")),
+        }
     }
 
     fn set_metadata(&mut self, request: &Request, lease_id: Option<String>, etag: u64) -> Answer {
