@@ -123,7 +123,7 @@ fn list_all<T: Transport, R: Runtime>(
     let lock = Lock::new(account.clone(), container, "-")?;
     let mut blobs = Vec::new();
     let mut marker = None;
-    let mut seen = std::collections::HashSet::new();
+    let mut seen: Vec<String> = Vec::new();
     let mut listed_at = None;
     for _ in 0..MAX_PAGES {
         let page = match client.execute(&lock, &ListBlobs { marker: marker.take() }) {
@@ -137,13 +137,16 @@ fn list_all<T: Transport, R: Runtime>(
         blobs.extend(page.blobs);
         match page.next_marker {
             None => return Ok((blobs, listed_at.unwrap_or_else(|| client.runtime().now()))),
-            Some(next) if !seen.insert(next.clone()) => {
+            Some(next) if seen.contains(&next) => {
                 return Err(stop(format!(
                     "unexpected response: the listing of {container} returned marker {next:?} \
                      twice; stopped instead of looping"
                 )))
             }
-            Some(next) => marker = Some(next),
+            Some(next) => {
+                seen.push(next.clone());
+                marker = Some(next);
+            }
         }
     }
     Err(stop(format!(

@@ -98,7 +98,7 @@ fn parse_page(body: &str) -> Option<(Vec<ListedBlob>, Option<String>)> {
     let mut blob: Option<Partial> = None;
     let mut next_marker = None;
     let mut is_listing = false;
-    let walked = xml::walk(body, |path, node| {
+    let walked = xml::walk(body, &mut |path, node| {
         let [root, rest @ ..] = path else { return };
         is_listing = *root == "EnumerationResults";
         let Some(current) = blob.as_mut() else {

@@ -124,7 +124,7 @@ pub fn service_error(response: &Response) -> ServiceError {
     let body = String::from_utf8_lossy(response.body());
     let (mut code, mut message) = (None, None);
     // What was read before a malformed part is still the service's word.
-    let _ = xml::walk(&body, |path, node| match (path, node) {
+    let _ = xml::walk(&body, &mut |path, node| match (path, node) {
         (["Error", "Code"], xml::Node::Close { text }) => {
             code = Some(text.trim().to_string()).filter(|c| !c.is_empty())
         }

@@ -30,7 +30,7 @@ pub(crate) struct NotXml;
 /// visited, so a lenient caller can use it.
 pub(crate) fn walk<'a>(
     document: &'a str,
-    mut visit: impl FnMut(&[&'a str], &Node<'_>),
+    visit: &mut dyn FnMut(&[&'a str], &Node<'_>),
 ) -> Result<(), NotXml> {
     let mut rest = document.trim_start_matches('\u{feff}');
     let mut path: Vec<&'a str> = Vec::new();

@@ -3,7 +3,7 @@ use super::*;
 /// Every leaf's path and text, in document order.
 fn leaves(document: &str) -> Result<Vec<(String, String)>, NotXml> {
     let mut out = Vec::new();
-    walk(document, |path, node| {
+    walk(document, &mut |path, node| {
         if let Node::Close { text } = node {
             out.push((path.join("/"), text.to_string()));
         }
@@ -55,7 +55,7 @@ fn nesting_is_bounded() {
 fn a_greater_than_inside_an_attribute_value_does_not_end_the_tag() {
     let doc = "<A note=\"a > b\" Encoded='true'><B/></A>";
     let mut attributes = String::new();
-    walk(doc, |path, node| {
+    walk(doc, &mut |path, node| {
         if let (["A"], Node::Open { attributes: a }) = (path, node) {
             attributes = a.to_string();
         }
@@ -75,4 +75,21 @@ fn named_and_numeric_references_decode_and_others_stay() {
         assert_eq!(decode_entities(kept), kept);
     }
     assert_eq!(decode_entities("ü&lt;ü&#252;"), "ü<üü");
+}
+
+#[test]
+fn error_bodies_are_read_at_error_code_and_error_message_only() {
+    let body = "<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Detail><Code>Nested</Code></Detail>\
+                <Code>AuthenticationFailed</Code><Message>Server failed to authenticate.\n\
+                RequestId:r\nTime:t</Message><AuthenticationErrorDetail>The MAC signature found \
+                in the HTTP request 'c2lnbmF0dXJl' is not the same</AuthenticationErrorDetail></Error>";
+    let response = http::Response::builder().status(403).body(body.as_bytes().to_vec()).unwrap();
+    let error = super::super::service_error(&response);
+    assert_eq!(error.code.as_deref(), Some("AuthenticationFailed"));
+    assert_eq!(error.message, "Server failed to authenticate.");
+
+    // Not XML at all (a proxy's page): the status still speaks.
+    let html = http::Response::builder().status(502).body(b"<html><p>bad".to_vec()).unwrap();
+    let error = super::super::service_error(&html);
+    assert_eq!((error.code, error.message.as_str()), (None, "Bad Gateway"));
 }
