@@ -27,8 +27,8 @@ fn http_replicas_on_real_spin_run_once_per_interval_and_take_over_after_a_kill()
     let story = http::run(spin);
     let takeover = story::check_story(&story.ticks, &story.killed, 3);
     assert!(
-        story.overlap.contains("the previous tick of this replica is still working")
-            && !story.overlap.contains(&format!("held by {}\"", story.killed.holder)),
+        story.overlap.contains("\"decision\":\"skip\"")
+            && story.overlap.contains("the previous tick of this replica is still working"),
         "a second tick on the working replica: {}",
         story.overlap
     );
@@ -63,6 +63,45 @@ fn cron_replicas_on_real_spin_under_both_plugin_lines() {
     for story in &stories {
         let takeover = cron::check(story);
         report(&format!("cron-job, trigger-cron {}", story.line), &story.ticks, &takeover, started);
+    }
+}
+
+/// The checker the stories rely on must be able to fail: fed a story with a second run in one
+/// tick, a takeover before the lease could expire, or a skip that does not name the killed
+/// holder, it must refuse; fed the good story, it must accept.
+#[test]
+fn the_story_checker_refuses_what_the_guard_forbids() {
+    let tick = |at: u64, node: usize, token: Option<u64>, took_over: bool, detail: &str| Tick {
+        at,
+        node,
+        holder: format!("r-{node}"),
+        token,
+        took_over,
+        detail: detail.to_string(),
+        wall_ms: None,
+        trips: None,
+    };
+    let killed = story::Killed { node: 0, holder: "r-0".into(), token: 2, start_ms: 3_000, at: 3 };
+    let good = vec![
+        tick(0, 0, Some(1), false, "ran"),
+        tick(0, 1, None, false, "already ran this interval (r-0)"),
+        tick(3, 1, None, false, "held by r-0"),
+        tick(6, 1, None, false, "held by r-0"),
+        tick(6, 2, None, false, "held by r-0"),
+        tick(18, 2, Some(3), true, "ran"),
+        tick(18, 1, None, false, "held by r-2"),
+    ];
+    assert_eq!(story::check_story(&good, &killed, 3).holder, "r-2");
+    let mut twice = good.clone();
+    twice[1] = tick(0, 1, Some(2), false, "ran");
+    let mut early = good.clone();
+    early[5].at = 9;
+    early[6].at = 9;
+    let mut silent = good.clone();
+    silent[3] = tick(6, 1, None, false, "already ran this interval (r-1)");
+    for bad in [twice, early, silent] {
+        let refused = std::panic::catch_unwind(|| story::check_story(&bad, &killed, 3));
+        assert!(refused.is_err(), "accepted:\n{}", story::dump(&bad));
     }
 }
 

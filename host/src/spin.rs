@@ -41,7 +41,7 @@ pub fn find_spin() -> Result<PathBuf, String> {
         .find(|candidate| candidate.is_file());
     let installed = CRON_LINES.iter().map(|v| spin_home().join(v).join("bin/spin"));
     on_path.into_iter().chain(installed).find(|p| p.is_file()).ok_or_else(|| {
-        "no spin CLI (set SPIN, put spin on PATH, or run scripts/test, which installs it \
+        "no spin CLI (set SPIN, put spin on PATH, or let scripts/test or scripts/demo install it \
          from ../shared/tools/spin)"
             .to_string()
     })

@@ -112,6 +112,10 @@ pub fn kill_running(
     let node = nodes.iter().position(|n| n.holder == holder)?;
     let start_ms = entry.last_start_ms?;
     nodes[node].replica.kill();
+    assert!(
+        !nodes[node].replica.group_alive(Duration::from_secs(5)),
+        "{holder}: a process of its group survived SIGKILL"
+    );
     let at = start_ms / 1000 / interval * interval;
     Some(Killed { node, holder, token: entry.fencing_token, start_ms, at })
 }

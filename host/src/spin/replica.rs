@@ -121,6 +121,23 @@ impl SpinReplica {
         self.killed
     }
 
+    /// Whether any process of this replica's group (spin, its triggers, the plugin) is still
+    /// there after `grace`: killed children linger as zombies until init reaps them.
+    pub fn group_alive(&self, grace: Duration) -> bool {
+        let deadline = Instant::now() + grace;
+        loop {
+            let alive = Command::new("kill")
+                .args(["-0", "--", &format!("-{}", self.child.id())])
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+            if !alive || Instant::now() >= deadline {
+                return alive;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// SIGKILL to the whole group: spin and its trigger processes die mid-work, with no
     /// chance to complete or release anything.
     pub fn kill(&mut self) {
