@@ -217,3 +217,29 @@ fn http_component_runs_the_job_and_renders_the_board() {
     let (status, _, _) = http.http(&vars, "GET", "/elsewhere").unwrap();
     assert_eq!(status, 404);
 }
+
+#[test]
+fn an_overlapping_tick_of_the_same_replica_says_its_previous_tick_is_still_working() {
+    let (cron, _) = apps();
+    let container = format!("overlap{}", std::process::id());
+    let mut vars = variables(&container, "solo", 3600);
+    vars.insert("work_ms".into(), "3000".into());
+    let first = std::thread::spawn({
+        let vars = vars.clone();
+        move || apps().0.cron_tick(&vars, 1_700_000_000, None)
+    });
+    // The first tick is granted and working once the board shows it running.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !board(&container).iter().any(|e| e.running) {
+        assert!(std::time::Instant::now() < deadline, "the first tick never started its run");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let second = cron.cron_tick(&vars, 1_700_000_001, None).unwrap();
+    assert!(
+        second.contains("[solo] skipped: the previous tick of this replica is still working")
+            && !second.contains("skipped: held by"),
+        "{second}"
+    );
+    let first = first.join().unwrap().unwrap();
+    assert!(first.contains("[solo] ran with fencing token 1"), "{first}");
+}
