@@ -68,6 +68,9 @@ impl World for Virtual {
                 Seen::AlreadyRan { holder, running, outcome }
             }
             Decision::Skip(SkipReason::Error(error)) => Seen::Error(error.to_string()),
+            Decision::Skip(late @ SkipReason::TooLate { .. }) => {
+                Seen::Error(format!("no starting deadline was set, yet {late:?}"))
+            }
         }
     }
 

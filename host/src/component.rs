@@ -8,14 +8,22 @@ use wasmtime::{Engine, Store};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-wasmtime::component::bindgen!({ world: "lease-provider", path: "../wit" });
+wasmtime::component::bindgen!({
+    world: "traffic-cop:lease/lease-provider@0.2.0",
+    path: "../wit",
+});
 
-pub use exports::traffic_cop::lease::guard::{
+pub use exports::traffic_cop::lease0_1_0::guard::{
     BoardEntry, Decision, GuardOptions, Location, Outcome, SkipReason, Ticket,
 };
-pub use exports::traffic_cop::lease::lease::{
+pub use exports::traffic_cop::lease0_1_0::lease::{
     LeaseDuration, LeaseError, LeaseGrant, LeaseState, Lock, LockStatus,
 };
+
+/// The 0.2.0 guard's types (schedules with a phase, past-due signals).
+pub mod v2 {
+    pub use super::exports::traffic_cop::lease0_2_0::guard::*;
+}
 
 pub struct State {
     pub(crate) wasi: WasiCtx,
@@ -119,13 +127,13 @@ impl Instance {
         id: Option<&str>,
     ) -> Result<LeaseGrant, LeaseError> {
         self.provider
-            .traffic_cop_lease_lease()
+            .traffic_cop_lease0_1_0_lease()
             .call_acquire(&mut self.store, lock, duration, id)
             .expect("no trap")
     }
     pub fn renew(&mut self, lock: &Lock, id: &str) -> Result<LeaseGrant, LeaseError> {
         self.provider
-            .traffic_cop_lease_lease()
+            .traffic_cop_lease0_1_0_lease()
             .call_renew(&mut self.store, lock, id)
             .expect("no trap")
     }
@@ -136,25 +144,25 @@ impl Instance {
         proposed: &str,
     ) -> Result<LeaseGrant, LeaseError> {
         self.provider
-            .traffic_cop_lease_lease()
+            .traffic_cop_lease0_1_0_lease()
             .call_change(&mut self.store, lock, id, proposed)
             .expect("no trap")
     }
     pub fn release(&mut self, lock: &Lock, id: &str) -> Result<(), LeaseError> {
         self.provider
-            .traffic_cop_lease_lease()
+            .traffic_cop_lease0_1_0_lease()
             .call_release(&mut self.store, lock, id)
             .expect("no trap")
     }
     pub fn break_lease(&mut self, lock: &Lock, period: Option<u32>) -> Result<u32, LeaseError> {
         self.provider
-            .traffic_cop_lease_lease()
+            .traffic_cop_lease0_1_0_lease()
             .call_break_lease(&mut self.store, lock, period)
             .expect("no trap")
     }
     pub fn inspect(&mut self, lock: &Lock) -> Result<LockStatus, LeaseError> {
         self.provider
-            .traffic_cop_lease_lease()
+            .traffic_cop_lease0_1_0_lease()
             .call_inspect(&mut self.store, lock)
             .expect("no trap")
     }
@@ -163,19 +171,19 @@ impl Instance {
 impl Instance {
     pub fn guarded_invoke(&mut self, lock: &Lock, options: &GuardOptions) -> Decision {
         self.provider
-            .traffic_cop_lease_guard()
+            .traffic_cop_lease0_1_0_guard()
             .call_guarded_invoke(&mut self.store, lock, options)
             .expect("no trap")
     }
     pub fn keep_alive(&mut self, ticket: &Ticket) -> Result<u64, LeaseError> {
         self.provider
-            .traffic_cop_lease_guard()
+            .traffic_cop_lease0_1_0_guard()
             .call_keep_alive(&mut self.store, ticket)
             .expect("no trap")
     }
     pub fn complete(&mut self, ticket: &Ticket, outcome: &Outcome) -> Result<(), LeaseError> {
         self.provider
-            .traffic_cop_lease_guard()
+            .traffic_cop_lease0_1_0_guard()
             .call_complete(&mut self.store, ticket, outcome)
             .expect("no trap")
     }
@@ -187,15 +195,35 @@ impl Instance {
         max: u32,
     ) -> Result<Vec<Ticket>, LeaseError> {
         self.provider
-            .traffic_cop_lease_guard()
+            .traffic_cop_lease0_1_0_guard()
             .call_claim(&mut self.store, location, items, options, max)
             .expect("no trap")
     }
     pub fn board(&mut self, location: &Location) -> Result<Vec<BoardEntry>, LeaseError> {
         self.provider
-            .traffic_cop_lease_guard()
+            .traffic_cop_lease0_1_0_guard()
             .call_board(&mut self.store, location)
             .expect("no trap")
+    }
+}
+
+/// The 0.2.0 guard, through the same instance.
+impl Instance {
+    pub fn guarded_invoke_v2(&mut self, lock: &Lock, options: &v2::GuardOptions) -> v2::Decision {
+        let guard = self.provider.traffic_cop_lease0_2_0_guard();
+        guard.call_guarded_invoke(&mut self.store, lock, options).expect("no trap")
+    }
+    pub fn complete_v2(
+        &mut self,
+        ticket: &v2::Ticket,
+        outcome: &v2::Outcome,
+    ) -> Result<(), LeaseError> {
+        let guard = self.provider.traffic_cop_lease0_2_0_guard();
+        guard.call_complete(&mut self.store, ticket, outcome).expect("no trap")
+    }
+    pub fn board_v2(&mut self, location: &v2::Location) -> Result<Vec<v2::BoardEntry>, LeaseError> {
+        let guard = self.provider.traffic_cop_lease0_2_0_guard();
+        guard.call_board(&mut self.store, location).expect("no trap")
     }
 }
 

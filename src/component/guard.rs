@@ -8,11 +8,11 @@ use crate::guard::{self as core, unix_ms};
 use crate::ops::LeaseId;
 use std::time::{Duration, SystemTime};
 
-use super::exports::traffic_cop::lease::guard::{
+use super::exports::traffic_cop::lease0_1_0::guard::{
     AlreadyRan, BoardEntry, Decision, GuardOptions, Guest, HeldByOther, Location, Outcome,
     SkipReason, Ticket,
 };
-use super::exports::traffic_cop::lease::lease::{LeaseError, Lock};
+use super::exports::traffic_cop::lease0_1_0::lease::{LeaseError, Lock};
 
 impl Guest for Component {
     fn guarded_invoke(lock: Lock, options: GuardOptions) -> Decision {
@@ -129,6 +129,8 @@ fn core_ticket(ticket: &Ticket) -> Result<core::Ticket, Error> {
         deadline: at(ticket.deadline_ms),
         keep_alive_by: at(ticket.keep_alive_by_ms),
         previous_abandoned: ticket.previous_abandoned,
+        // Not carried by a 0.1.0 ticket, and nothing after the grant reads it.
+        past_due: Default::default(),
         options: core_options(&ticket.options)?,
     })
 }
@@ -146,6 +148,11 @@ fn skip_reason(reason: core::SkipReason) -> SkipReason {
                 outcome,
             })
         }
+        // 0.1.0 options have no starting deadline, so this cannot happen; were it to, the
+        // caller must still not run.
+        core::SkipReason::TooLate { .. } => SkipReason::Error(LeaseError::InvalidArgument(
+            "too late after the due time (a 0.2.0 starting deadline)".into(),
+        )),
         core::SkipReason::Error(error) => SkipReason::Error(error.into()),
     }
 }

@@ -5,7 +5,7 @@ use crate::config::Lock as LockRef;
 use crate::error::Error;
 use crate::ops::{BreakPeriod, LeaseDuration as CoreDuration, LeaseGrant as CoreGrant, LeaseId};
 
-use super::exports::traffic_cop::lease::lease::{
+use super::exports::traffic_cop::lease0_1_0::lease::{
     Guest, LeaseDuration, LeaseError, LeaseGrant, Lock, LockStatus,
 };
 

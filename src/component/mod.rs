@@ -4,6 +4,7 @@
 //! validated and every failure is a `lease-error`.
 
 mod guard;
+mod guard_v2;
 mod lease;
 
 use crate::error::Error;
@@ -11,9 +12,9 @@ use crate::transport::StdRuntime;
 use crate::wasi_http::WasiHttp;
 use crate::LeaseClient;
 
-wit_bindgen::generate!({ world: "lease-provider", path: "wit" });
+wit_bindgen::generate!({ world: "traffic-cop:lease/lease-provider@0.2.0", path: "wit" });
 
-use exports::traffic_cop::lease::lease::{LeaseError, LeaseState, ServiceError};
+use exports::traffic_cop::lease0_1_0::lease::{LeaseError, LeaseState, ServiceError};
 
 struct Component;
 

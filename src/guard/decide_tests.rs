@@ -1,4 +1,5 @@
 use super::*;
+use crate::guard::PastDue;
 use std::time::Duration;
 
 fn at(seconds: u64) -> SystemTime {
@@ -7,6 +8,14 @@ fn at(seconds: u64) -> SystemTime {
 
 fn options(interval_seconds: u64) -> GuardOptions {
     GuardOptions::new("me", 15, interval_seconds, None).unwrap()
+}
+
+/// The fence and abandoned flag of a verdict to contend (panics on a skip).
+fn contend(verdict: Verdict) -> (u64, bool) {
+    match verdict {
+        Verdict::Contend { fence, previous_abandoned, .. } => (fence, previous_abandoned),
+        skip => panic!("expected to contend, got {skip:?}"),
+    }
 }
 
 fn ran_at(seconds: u64, running: bool) -> RunRecord {
@@ -43,10 +52,7 @@ fn a_run_for_the_same_due_time_is_not_repeated_and_the_next_due_time_runs() {
         decide(&record, LeaseState::Available, at(164), &options(60)),
         Verdict::Skip(SkipReason::AlreadyRan { started_ms: 120_000, .. })
     ));
-    assert_eq!(
-        decide(&record, LeaseState::Available, at(165), &options(60)),
-        Verdict::Contend { fence: 5, previous_abandoned: false }
-    );
+    assert_eq!(contend(decide(&record, LeaseState::Available, at(165), &options(60))), (5, false));
 }
 
 #[test]
@@ -54,10 +60,7 @@ fn a_replica_whose_clock_runs_ahead_counts_for_the_coming_tick_not_the_last_one(
     // Nobody ran at 120 (a missed tick). A replica 2 s ahead fires for the 180 tick at 178 by
     // the service's clock: it must run for 180, so that an on-time replica at 180.1 skips.
     let record = ran_at(60, false);
-    assert_eq!(
-        decide(&record, LeaseState::Available, at(178), &options(60)),
-        Verdict::Contend { fence: 5, previous_abandoned: false }
-    );
+    assert_eq!(contend(decide(&record, LeaseState::Available, at(178), &options(60))), (5, false));
     let ahead_ran = ran_at(178, false);
     assert!(matches!(
         decide(&ahead_ran, LeaseState::Available, at(180), &options(60)),
@@ -68,8 +71,8 @@ fn a_replica_whose_clock_runs_ahead_counts_for_the_coming_tick_not_the_last_one(
 #[test]
 fn interval_zero_turns_deduplication_off() {
     assert_eq!(
-        decide(&ran_at(100, false), LeaseState::Available, at(100), &options(0)),
-        Verdict::Contend { fence: 5, previous_abandoned: false }
+        contend(decide(&ran_at(100, false), LeaseState::Available, at(100), &options(0))),
+        (5, false)
     );
 }
 
@@ -77,7 +80,7 @@ fn interval_zero_turns_deduplication_off() {
 fn an_expired_or_broken_lease_with_a_running_record_was_abandoned() {
     for state in [LeaseState::Expired, LeaseState::Broken, LeaseState::Available] {
         let verdict = decide(&ran_at(100, true), state, at(200), &options(60));
-        assert_eq!(verdict, Verdict::Contend { fence: 5, previous_abandoned: true }, "{state:?}");
+        assert_eq!(contend(verdict), (5, true), "{state:?}");
     }
     // ... but an abandoned run still counts for its own due time (60: arrivals in [45, 105)).
     assert!(matches!(
@@ -95,16 +98,16 @@ fn a_start_recorded_for_a_later_due_time_does_not_block_until_then() {
     ));
     // ... but a start hours ahead (a clock that stepped back, a hand edit) is not a run of now.
     assert_eq!(
-        decide(&ran_at(50_000, false), LeaseState::Available, at(100), &options(60)),
-        Verdict::Contend { fence: 5, previous_abandoned: false }
+        contend(decide(&ran_at(50_000, false), LeaseState::Available, at(100), &options(60))),
+        (5, false)
     );
 }
 
 #[test]
 fn a_fresh_lock_grants_token_one() {
     assert_eq!(
-        decide(&RunRecord::default(), LeaseState::Available, at(1), &options(60)),
-        Verdict::Contend { fence: 1, previous_abandoned: false }
+        contend(decide(&RunRecord::default(), LeaseState::Available, at(1), &options(60))),
+        (1, false)
     );
 }
 
@@ -125,4 +128,98 @@ fn options_are_validated_with_the_failed_relation_named() {
     assert!(error(GuardOptions::new("me", 15, 400 * 86400, None)).contains("interval"));
     assert_eq!(GuardOptions::new("me", 30, 60, None).unwrap().keep_alive_seconds, 10);
     assert_eq!(GuardOptions::new("me", 15, 0, Some(7)).unwrap().keep_alive_seconds, 7);
+}
+
+fn daily_at_two() -> GuardOptions {
+    GuardOptions::new("me", 15, 86_400, None).unwrap().with_schedule(7_200, None).unwrap()
+}
+
+const DAY: u64 = 86_400;
+
+#[test]
+fn after_downtime_one_run_catches_up_and_counts_the_missed_due_times() {
+    // Last ran on day 100 at 02:00:03; nobody ran on days 101-103; a tick on day 104 at 02:00:01.
+    let record = ran_at(100 * DAY + 7_203, false);
+    let verdict = decide(&record, LeaseState::Available, at(104 * DAY + 7_201), &daily_at_two());
+    let Verdict::Contend { past_due, .. } = verdict else { panic!("{verdict:?}") };
+    assert_eq!(past_due.missed, 3);
+    assert_eq!(past_due.due_at_ms, (104 * DAY + 7_200) * 1000);
+    assert_eq!(past_due.late_by_ms, 1_000);
+    assert_eq!(past_due.previous_start_ms, Some((100 * DAY + 7_203) * 1000));
+    // On schedule the next day: nothing missed.
+    let verdict = decide(&record, LeaseState::Available, at(101 * DAY + 7_200), &daily_at_two());
+    assert!(matches!(verdict, Verdict::Contend { past_due: PastDue { missed: 0, .. }, .. }));
+}
+
+#[test]
+fn the_phase_moves_the_boundary_and_tolerates_a_replica_ahead_of_it() {
+    // Due at 02:00 daily. A replica five seconds ahead fires at 01:59:55 by the service's clock:
+    // that is today's run, and an on-time replica at 02:00:00.2 then skips.
+    let yesterday = ran_at(99 * DAY + 7_200, false);
+    let early = decide(&yesterday, LeaseState::Available, at(100 * DAY + 7_195), &daily_at_two());
+    assert!(matches!(
+        early,
+        Verdict::Contend { past_due: PastDue { missed: 0, late_by_ms: 0, .. }, .. }
+    ));
+    let today = ran_at(100 * DAY + 7_195, false);
+    let on_time = decide(&today, LeaseState::Available, at(100 * DAY + 7_200), &daily_at_two());
+    assert!(matches!(on_time, Verdict::Skip(SkipReason::AlreadyRan { .. })), "{on_time:?}");
+    // Midnight is no boundary for this job: a run at 01:00 still counts for yesterday's 02:00.
+    let late_yesterday =
+        decide(&yesterday, LeaseState::Available, at(100 * DAY + 3_600), &daily_at_two());
+    assert!(matches!(late_yesterday, Verdict::Skip(SkipReason::AlreadyRan { .. })));
+}
+
+#[test]
+fn a_starting_deadline_skips_a_late_tick_with_its_own_reason() {
+    let options =
+        GuardOptions::new("me", 15, 3_600, None).unwrap().with_schedule(900, Some(120)).unwrap();
+    let record = ran_at(10 * 3_600 + 900, false);
+    // Due at 12:15 (index 12); a tick at 12:17:01 is 121 s late.
+    let verdict = decide(&record, LeaseState::Available, at(12 * 3_600 + 900 + 121), &options);
+    assert_eq!(
+        verdict,
+        Verdict::Skip(SkipReason::TooLate {
+            due_at_ms: (12 * 3_600 + 900) * 1000,
+            late_by_ms: 121_000,
+            next_due_ms: (13 * 3_600 + 900) * 1000,
+        })
+    );
+    // Within the deadline it runs, and says it caught up one missed due time.
+    let verdict = decide(&record, LeaseState::Available, at(12 * 3_600 + 900 + 119), &options);
+    assert!(matches!(
+        verdict,
+        Verdict::Contend { past_due: PastDue { missed: 1, late_by_ms: 119_000, .. }, .. }
+    ));
+}
+
+#[test]
+fn schedule_options_are_validated() {
+    let base = || GuardOptions::new("me", 15, 3_600, None).unwrap();
+    let message = |r: Result<GuardOptions, crate::Error>| match r {
+        Err(crate::Error::InvalidArgument(m)) => m,
+        other => panic!("expected InvalidArgument, got {other:?}"),
+    };
+    assert!(message(base().with_schedule(3_600, None)).contains("offset-seconds must be below"));
+    assert!(message(base().with_schedule(0, Some(0))).contains("1 <= starting-deadline-seconds"));
+    assert!(message(base().with_schedule(0, Some(3_601))).contains("<= interval-seconds"));
+    let unscheduled = GuardOptions::new("me", 15, 0, None).unwrap();
+    assert!(message(unscheduled.clone().with_schedule(5, None)).contains("offset"));
+    assert!(message(unscheduled.with_schedule(0, Some(5))).contains("starting-deadline"));
+    assert_eq!(base().with_schedule(900, Some(60)).unwrap().schedule().due_time_ms(1), 4_500_000);
+}
+
+#[test]
+fn the_record_carries_its_schedule_so_the_board_can_tell_next_due_and_overdue() {
+    let record = ran_at(10 * 3_600 + 900, false).scheduled(
+        &GuardOptions::new("me", 15, 3_600, None).unwrap().with_schedule(900, None).unwrap(),
+    );
+    let record = RunRecord::from_metadata(&record.to_metadata());
+    assert_eq!(record.schedule, Some((3_600, 900)));
+    let next = (11 * 3_600 + 900) * 1000;
+    assert_eq!(record.next_due_ms(), Some(next));
+    assert!(!record.overdue(next), "not overdue at its due time");
+    assert!(!record.overdue(next + 300_000), "nor within the tolerance (5 min for hourly)");
+    assert!(record.overdue(next + 300_001));
+    assert_eq!(ran_at(5, false).next_due_ms(), None, "no schedule recorded: nothing to say");
 }

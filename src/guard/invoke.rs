@@ -82,9 +82,9 @@ pub(crate) fn attempt<T: Transport, R: Runtime>(
     etag: Option<String>,
     now: SystemTime,
 ) -> Result<Attempt, Error> {
-    let (fence, previous_abandoned) = match decide(record, state, now, options) {
+    let fence = match decide(record, state, now, options) {
         Verdict::Skip(reason) => return Ok(Attempt::Skip(reason)),
-        Verdict::Contend { fence, previous_abandoned } => (fence, previous_abandoned),
+        Verdict::Contend { fence, .. } => fence,
     };
     let lease_id = LeaseId::random(client.runtime());
     let sent_at = client.runtime().now();
@@ -106,12 +106,16 @@ pub(crate) fn attempt<T: Transport, R: Runtime>(
     // The due time is judged again at the grant's service time: the look may have counted for
     // the previous one. The record is unchanged since the look (the acquire was conditional).
     let started = grant.server_time.unwrap_or(now).max(now);
-    if let Verdict::Skip(reason) = decide(record, LeaseState::Available, started, options) {
-        release_quietly(client, lock, &lease_id, deadline);
-        return Ok(Attempt::Skip(reason));
-    }
+    let (previous_abandoned, past_due) =
+        match decide(record, LeaseState::Available, started, options) {
+            Verdict::Contend { previous_abandoned, past_due, .. } => (previous_abandoned, past_due),
+            Verdict::Skip(reason) => {
+                release_quietly(client, lock, &lease_id, deadline);
+                return Ok(Attempt::Skip(reason));
+            }
+        };
     let started_ms = unix_ms(started);
-    let granted = record.granted(fence, started_ms, &options.holder);
+    let granted = record.granted(fence, started_ms, &options.holder).scheduled(options);
     let write = SetMetadata::new(granted.to_metadata(), Some(lease_id.clone()), grant.etag)?;
     if let Err(error) = client.execute_by(lock, &write, Some(deadline)) {
         // A write whose answer was lost and whose retry then failed its own `If-Match` may
@@ -145,6 +149,7 @@ pub(crate) fn attempt<T: Transport, R: Runtime>(
         deadline,
         keep_alive_by: sent_at + Duration::from_secs(options.keep_alive_seconds.into()),
         previous_abandoned,
+        past_due,
         options: options.clone(),
     }))
 }

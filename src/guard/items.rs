@@ -16,6 +16,11 @@ pub struct BoardEntry {
     pub name: String,
     pub state: LeaseState,
     pub record: RunRecord,
+    /// The first due time after the last run's, when the record has a schedule.
+    pub next_due_ms: Option<u64>,
+    /// That due time passed (by the listing's service time) beyond the skew tolerance with no
+    /// run for it.
+    pub overdue: bool,
 }
 
 /// Claims up to `max` due items of `items` (blob names in `container`), each with its own
@@ -87,17 +92,23 @@ pub fn board<T: Transport, R: Runtime>(
     account: &Account,
     container: &str,
 ) -> Result<Vec<BoardEntry>, Error> {
-    let (listed, _) = match list_all(client, account, container, false) {
+    let (listed, listed_at) = match list_all(client, account, container, false) {
         Err(Error::NotFound(_)) => return Ok(Vec::new()),
         other => other?,
     };
+    let now_ms = super::unix_ms(listed_at);
     Ok(listed
         .into_iter()
         .filter(|blob| validate_blob(&blob.name).is_ok())
-        .map(|blob| BoardEntry {
-            record: RunRecord::from_metadata(&blob.metadata),
-            name: blob.name,
-            state: blob.state,
+        .map(|blob| {
+            let record = RunRecord::from_metadata(&blob.metadata);
+            BoardEntry {
+                next_due_ms: record.next_due_ms(),
+                overdue: record.overdue(now_ms),
+                record,
+                name: blob.name,
+                state: blob.state,
+            }
         })
         .collect())
 }

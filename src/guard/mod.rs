@@ -43,6 +43,10 @@ pub struct GuardOptions {
     pub interval_seconds: u64,
     /// How often the work should call `keep-alive`, in seconds.
     pub keep_alive_seconds: u32,
+    /// The phase: runs are due at `offset_seconds + k * interval_seconds` (service clock).
+    pub offset_seconds: u64,
+    /// Opt-in: a tick later than this after its due time skips (`TooLate`) instead of running.
+    pub starting_deadline_seconds: Option<u64>,
 }
 
 impl GuardOptions {
@@ -79,7 +83,33 @@ impl GuardOptions {
             lease_seconds,
             interval_seconds,
             keep_alive_seconds: keep_alive,
+            offset_seconds: 0,
+            starting_deadline_seconds: None,
         })
+    }
+
+    /// Gives the schedule a phase (`offset_seconds`, below the interval) and, optionally, a
+    /// starting deadline (1..=interval seconds). Both need a schedule (`interval_seconds > 0`).
+    pub fn with_schedule(
+        self,
+        offset_seconds: u64,
+        starting_deadline_seconds: Option<u64>,
+    ) -> Result<GuardOptions, Error> {
+        let interval = self.interval_seconds;
+        if offset_seconds > 0 && offset_seconds >= interval {
+            return Err(Error::InvalidArgument(format!(
+                "offset-seconds must be below interval-seconds; got {offset_seconds} and {interval}"
+            )));
+        }
+        if let Some(deadline) = starting_deadline_seconds {
+            if deadline == 0 || deadline > interval {
+                return Err(Error::InvalidArgument(format!(
+                    "starting-deadline-seconds must satisfy 1 <= starting-deadline-seconds <= \
+                     interval-seconds; got {deadline} and {interval}"
+                )));
+            }
+        }
+        Ok(GuardOptions { offset_seconds, starting_deadline_seconds, ..self })
     }
 
     pub(crate) fn lease_duration(&self) -> LeaseDuration {
@@ -90,9 +120,9 @@ impl GuardOptions {
         Duration::from_secs(self.lease_seconds.into())
     }
 
-    /// When runs are due: every `interval_seconds`, from the Unix epoch.
+    /// When runs are due: every `interval_seconds`, from `offset_seconds` past the Unix epoch.
     pub fn schedule(&self) -> Schedule {
-        Schedule::new(self.interval_seconds, 0)
+        Schedule::new(self.interval_seconds, self.offset_seconds)
     }
 }
 
@@ -116,7 +146,22 @@ pub struct Ticket {
     pub keep_alive_by: SystemTime,
     /// The previous run was granted but never completed: its holder died or lost its lease.
     pub previous_abandoned: bool,
+    /// When this run was due, and the due times missed before it.
+    pub past_due: PastDue,
     pub options: GuardOptions,
+}
+
+/// A granted run's place in its schedule.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PastDue {
+    /// The due time the run is for (service clock, ms since the Unix epoch).
+    pub due_at_ms: u64,
+    /// How long after that due time it was granted (0 when early, within the tolerance).
+    pub late_by_ms: u64,
+    /// When the previous run started, if there was one.
+    pub previous_start_ms: Option<u64>,
+    /// Due times that passed with no run between the previous run and this one.
+    pub missed: u64,
 }
 
 /// Why a caller should not run now.
@@ -124,8 +169,10 @@ pub struct Ticket {
 pub enum SkipReason {
     /// Someone holds the lease; `holder` is its label when its run is recorded.
     HeldByOther { holder: Option<String>, since_ms: Option<u64> },
-    /// A run already started in this interval.
+    /// A run already started for the current due time.
     AlreadyRan { started_ms: u64, holder: Option<String>, running: bool, outcome: Option<String> },
+    /// The tick came more than the starting deadline after its due time.
+    TooLate { due_at_ms: u64, late_by_ms: u64, next_due_ms: u64 },
     /// The decision could not be made.
     Error(Error),
 }

@@ -9,6 +9,8 @@ const STOP: &str = "tc_stop";
 const RUNNING: &str = "tc_running";
 const OUTCOME: &str = "tc_outcome";
 const HOLDER: &str = "tc_holder";
+const EVERY: &str = "tc_every";
+const PHASE: &str = "tc_phase";
 
 /// Outcome text is kept short: it is a status line, not a log.
 const MAX_OUTCOME_CHARS: usize = 200;
@@ -27,6 +29,9 @@ pub struct RunRecord {
     pub outcome: Option<String>,
     /// Label of the last run's holder.
     pub holder: Option<String>,
+    /// The schedule the last run was granted under (interval, offset in seconds), so the board
+    /// can say when the lock is next due without being told.
+    pub schedule: Option<(u64, u64)>,
 }
 
 impl RunRecord {
@@ -44,6 +49,9 @@ impl RunRecord {
             running: get(RUNNING) == Some("true"),
             outcome: text(OUTCOME),
             holder: text(HOLDER),
+            schedule: number(EVERY)
+                .filter(|every| *every > 0)
+                .map(|every| (every, number(PHASE).filter(|phase| *phase < every).unwrap_or(0))),
         }
     }
 
@@ -61,6 +69,8 @@ impl RunRecord {
         push(STOP, self.stopped_ms.map(|v| v.to_string()));
         push(OUTCOME, self.outcome.as_deref().map(encode));
         push(HOLDER, self.holder.as_deref().map(encode));
+        push(EVERY, self.schedule.map(|(every, _)| every.to_string()));
+        push(PHASE, self.schedule.map(|(_, phase)| phase.to_string()));
         pairs
     }
 
@@ -74,7 +84,30 @@ impl RunRecord {
             outcome: None,
             // Empty text is not written (a metadata value cannot be told from an absent one).
             holder: Some(holder.to_string()).filter(|h| !h.is_empty()),
+            schedule: None,
         }
+    }
+
+    /// This record, noting the schedule of the options it was granted under.
+    pub fn scheduled(self, options: &super::GuardOptions) -> RunRecord {
+        let schedule = (options.interval_seconds > 0)
+            .then_some((options.interval_seconds, options.offset_seconds));
+        RunRecord { schedule, ..self }
+    }
+
+    /// The first due time after the last run's, if the lock has a schedule and a run.
+    pub fn next_due_ms(&self) -> Option<u64> {
+        let (every, phase) = self.schedule?;
+        Some(super::Schedule::new(every, phase).next_due_ms(self.started_ms?))
+    }
+
+    /// Whether, at service time `now_ms`, the next due time has passed by more than the skew
+    /// tolerance with no run for it: a run was missed (or is very late).
+    pub fn overdue(&self, now_ms: u64) -> bool {
+        let (Some((every, phase)), Some(next)) = (self.schedule, self.next_due_ms()) else {
+            return false;
+        };
+        now_ms > next.saturating_add(super::Schedule::new(every, phase).tolerance_ms())
     }
 
     /// The record `complete` writes.

@@ -15,6 +15,8 @@ pub struct BoardRow {
     pub last_stop_ms: Option<u64>,
     pub running: bool,
     pub last_outcome: Option<String>,
+    pub next_due_ms: Option<u64>,
+    pub overdue: bool,
 }
 
 impl From<BoardEntry> for BoardRow {
@@ -28,6 +30,8 @@ impl From<BoardEntry> for BoardRow {
             last_stop_ms: e.last_stop_ms,
             running: e.running,
             last_outcome: e.last_outcome,
+            next_due_ms: e.next_due_ms,
+            overdue: e.overdue,
         }
     }
 }
@@ -70,6 +74,8 @@ pub fn board_html(settings: &Settings) -> Result<String, String> {
         "last stop (UTC)",
         "running",
         "outcome",
+        "next due (UTC)",
+        "overdue",
     ] {
         html.push_str(&format!("<th>{head}</th>"));
     }
@@ -84,6 +90,8 @@ pub fn board_html(settings: &Settings) -> Result<String, String> {
             time(row.last_stop_ms),
             row.running.to_string(),
             escape(row.last_outcome.as_deref().unwrap_or("-")),
+            time(row.next_due_ms),
+            row.overdue.to_string(),
         ];
         html.push_str("<tr>");
         for cell in cells {
@@ -100,7 +108,7 @@ fn escape(text: &str) -> String {
 }
 
 /// `YYYY-MM-DD HH:MM:SS` from ms since the Unix epoch (civil-from-days, no date crate needed).
-fn time(ms: Option<u64>) -> String {
+pub(crate) fn time(ms: Option<u64>) -> String {
     let Some(ms) = ms else { return "-".into() };
     let secs = ms / 1000;
     let days = (secs / 86_400) as i64;

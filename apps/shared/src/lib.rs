@@ -13,5 +13,5 @@ pub use tick::{tick, TickReport};
 
 wit_bindgen::generate!({ world: "guard-client", path: "../wit", generate_all });
 
-pub use traffic_cop::lease::guard;
-pub use traffic_cop::lease::lease;
+pub use traffic_cop::lease0_1_0::lease;
+pub use traffic_cop::lease0_2_0::guard;

@@ -13,6 +13,10 @@ pub struct Settings {
     pub holder: String,
     pub lease_seconds: u32,
     pub interval_seconds: u64,
+    /// The schedule's phase: due at `offset_seconds + k * interval_seconds` (optional, 0).
+    pub offset_seconds: u64,
+    /// Opt-in: skip a tick that comes later than this after its due time (optional, empty).
+    pub starting_deadline_seconds: Option<u64>,
     /// How long the job works (ms), keeping its lease alive meanwhile. Optional, default 0:
     /// it exists to show a long run, a crash in the middle of one, and keep-alive.
     pub work_ms: u64,
@@ -43,12 +47,9 @@ impl Settings {
             lease_seconds: u32::try_from(number("lease_seconds")?)
                 .map_err(|_| "variable lease_seconds is too large".to_string())?,
             interval_seconds: number("interval_seconds")?,
-            work_ms: match get("work_ms") {
-                Ok(text) => text.trim().parse().map_err(|_| {
-                    format!("variable work_ms must be a whole number, got {text:?}")
-                })?,
-                Err(_) => 0,
-            },
+            offset_seconds: optional(&get, "offset_seconds")?.unwrap_or(0),
+            starting_deadline_seconds: optional(&get, "starting_deadline_seconds")?,
+            work_ms: optional(&get, "work_ms")?.unwrap_or(0),
         })
     }
 
@@ -72,8 +73,26 @@ impl Settings {
             holder: self.holder.clone(),
             lease_seconds: self.lease_seconds,
             interval_seconds: self.interval_seconds,
+            offset_seconds: self.offset_seconds,
+            starting_deadline_seconds: self.starting_deadline_seconds,
             keep_alive_seconds: None,
         }
+    }
+}
+
+/// A variable that may be absent (apps built before it existed) or empty: `None`.
+fn optional(
+    get: &impl Fn(&str) -> Result<String, String>,
+    name: &str,
+) -> Result<Option<u64>, String> {
+    match get(name) {
+        Ok(text) if text.trim().is_empty() => Ok(None),
+        Ok(text) => text
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|_| format!("variable {name} must be a whole number, got {text:?}")),
+        Err(_) => Ok(None),
     }
 }
 

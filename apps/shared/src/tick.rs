@@ -17,6 +17,10 @@ pub struct TickReport {
     pub decision: &'static str,
     pub fencing_token: Option<u64>,
     pub previous_abandoned: bool,
+    /// Due times missed before this run, which it catches up for (runs only).
+    pub missed: Option<u64>,
+    /// How long after its due time the run started, in ms (runs only).
+    pub late_by_ms: Option<u64>,
     /// Why it skipped, or what the job found.
     pub detail: String,
 }
@@ -27,8 +31,14 @@ impl TickReport {
             Some(token) => {
                 let took_over =
                     if self.previous_abandoned { " (took over an abandoned run)" } else { "" };
+                let caught_up = match self.missed {
+                    Some(missed) if missed > 0 => {
+                        format!(" (caught up {missed} missed due times)")
+                    }
+                    _ => String::new(),
+                };
                 format!(
-                    "[{}] ran with fencing token {token}{took_over}: {}",
+                    "[{}] ran with fencing token {token}{took_over}{caught_up}: {}",
                     self.holder, self.detail
                 )
             }
@@ -43,6 +53,8 @@ pub fn tick(settings: &Settings) -> TickReport {
         decision,
         fencing_token,
         previous_abandoned,
+        missed: None,
+        late_by_ms: None,
         detail,
     };
     let ticket = match guard::guarded_invoke(&settings.lock(), &settings.options()) {
@@ -66,9 +78,22 @@ pub fn tick(settings: &Settings) -> TickReport {
             let by = ran.holder.unwrap_or_else(|| "another instance".into());
             return report("skip", None, false, format!("already ran this interval ({by})"));
         }
+        Decision::Skip(SkipReason::TooLate(late)) => {
+            let detail = format!(
+                "too late: {} s after the due time, past the starting deadline; next due at {}",
+                late.late_by_ms / 1000,
+                crate::board::time(Some(late.next_due_ms))
+            );
+            return report("skip", None, false, detail);
+        }
         Decision::Skip(SkipReason::Error(error)) => {
             return report("skip", None, false, format!("could not decide: {error:?}"))
         }
+    };
+    let report = |decision, fencing_token, previous_abandoned, detail| TickReport {
+        missed: Some(ticket.past_due.missed),
+        late_by_ms: Some(ticket.past_due.late_by_ms),
+        ..report(decision, fencing_token, previous_abandoned, detail)
     };
     if let Err(lost) = work(settings, &ticket) {
         return report("run", Some(ticket.fencing_token), ticket.previous_abandoned, lost);
@@ -92,6 +117,10 @@ fn work(settings: &Settings, ticket: &guard::Ticket) -> Result<(), String> {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64)
     };
+    // A grant that reached us only after its deadline (a paused host) is no grant.
+    if now_ms() >= ticket.deadline_ms {
+        return Err("stopped before starting: the lease's deadline had passed".into());
+    }
     let (until, mut keep_alive_by) = (now_ms() + settings.work_ms, ticket.keep_alive_by_ms);
     while now_ms() < until {
         std::thread::sleep(std::time::Duration::from_millis(100));

@@ -1,0 +1,170 @@
+//! `traffic-cop:lease/guard@0.2.0`: the same core as 0.1.0, in the 0.2.0 shapes: a schedule
+//! with a phase and an optional starting deadline, the past-due signal on every ticket, the
+//! `too-late` skip, and the next due time on the board.
+
+use super::lease::lock_ref;
+use super::{client, lease_state, Component};
+use crate::config::Account;
+use crate::error::Error;
+use crate::guard::{self as core, unix_ms};
+use crate::ops::LeaseId;
+use std::time::{Duration, SystemTime};
+
+use super::exports::traffic_cop::lease0_1_0::lease::{LeaseError, Lock};
+use super::exports::traffic_cop::lease0_2_0::guard::{
+    AlreadyRan, BoardEntry, Decision, GuardOptions, Guest, HeldByOther, Location, Outcome, PastDue,
+    SkipReason, Ticket, TooLate,
+};
+
+impl Guest for Component {
+    fn guarded_invoke(lock: Lock, options: GuardOptions) -> Decision {
+        let decision = lock_ref(&lock).and_then(|core_lock| {
+            let options = core_options(&options)?;
+            Ok(core::guarded_invoke(&mut client(), &core_lock, &options))
+        });
+        match decision {
+            Ok(core::Decision::Run(ticket)) => Decision::Run(wit_ticket(ticket, lock)),
+            Ok(core::Decision::Skip(reason)) => Decision::Skip(skip_reason(reason)),
+            Err(error) => Decision::Skip(SkipReason::Error(error.into())),
+        }
+    }
+
+    fn keep_alive(ticket: Ticket) -> Result<u64, LeaseError> {
+        let ticket = core_ticket(&ticket)?;
+        Ok(unix_ms(core::keep_alive(&mut client(), &ticket)?))
+    }
+
+    fn complete(ticket: Ticket, outcome: Outcome) -> Result<(), LeaseError> {
+        let ticket = core_ticket(&ticket)?;
+        let outcome = match outcome {
+            Outcome::Success => core::Outcome::Success,
+            Outcome::Failure(reason) => core::Outcome::Failure(reason),
+        };
+        Ok(core::complete(&mut client(), &ticket, &outcome)?)
+    }
+
+    fn claim(
+        location: Location,
+        items: Vec<String>,
+        options: GuardOptions,
+        max: u32,
+    ) -> Result<Vec<Ticket>, LeaseError> {
+        let account = Account::from_connection_string(&location.connection_string)?;
+        let options = core_options(&options)?;
+        let tickets =
+            core::claim(&mut client(), &account, &location.container, &items, &options, max)?;
+        let lock_of = |ticket: &core::Ticket| Lock {
+            connection_string: location.connection_string.clone(),
+            container: location.container.clone(),
+            blob: ticket.lock.blob.clone(),
+        };
+        Ok(tickets.into_iter().map(|t| (lock_of(&t), t)).map(|(l, t)| wit_ticket(t, l)).collect())
+    }
+
+    fn board(location: Location) -> Result<Vec<BoardEntry>, LeaseError> {
+        let account = Account::from_connection_string(&location.connection_string)?;
+        let entries = core::board(&mut client(), &account, &location.container)?;
+        Ok(entries
+            .into_iter()
+            .map(|entry| BoardEntry {
+                name: entry.name,
+                state: lease_state(entry.state),
+                holder: entry.record.holder,
+                fencing_token: entry.record.fence,
+                last_start_ms: entry.record.started_ms,
+                last_stop_ms: entry.record.stopped_ms,
+                running: entry.record.running,
+                last_outcome: entry.record.outcome,
+                interval_seconds: entry.record.schedule.map(|(every, _)| every),
+                offset_seconds: entry.record.schedule.map(|(_, phase)| phase),
+                next_due_ms: entry.next_due_ms,
+                overdue: entry.overdue,
+            })
+            .collect())
+    }
+}
+
+fn core_options(options: &GuardOptions) -> Result<core::GuardOptions, Error> {
+    core::GuardOptions::new(
+        &options.holder,
+        options.lease_seconds,
+        options.interval_seconds,
+        options.keep_alive_seconds,
+    )?
+    .with_schedule(options.offset_seconds, options.starting_deadline_seconds)
+}
+
+fn wit_options(options: &core::GuardOptions) -> GuardOptions {
+    GuardOptions {
+        holder: options.holder.clone(),
+        lease_seconds: options.lease_seconds,
+        interval_seconds: options.interval_seconds,
+        offset_seconds: options.offset_seconds,
+        starting_deadline_seconds: options.starting_deadline_seconds,
+        keep_alive_seconds: Some(options.keep_alive_seconds),
+    }
+}
+
+/// `lock` is the caller's own record, handed back unchanged.
+fn wit_ticket(ticket: core::Ticket, lock: Lock) -> Ticket {
+    let past_due = &ticket.past_due;
+    Ticket {
+        lock,
+        lease_id: ticket.lease_id.to_string(),
+        fencing_token: ticket.fencing_token,
+        started_at_ms: ticket.started_ms,
+        deadline_ms: unix_ms(ticket.deadline),
+        keep_alive_by_ms: unix_ms(ticket.keep_alive_by),
+        previous_abandoned: ticket.previous_abandoned,
+        past_due: PastDue {
+            due_at_ms: past_due.due_at_ms,
+            late_by_ms: past_due.late_by_ms,
+            previous_start_ms: past_due.previous_start_ms,
+            missed: past_due.missed,
+        },
+        options: wit_options(&ticket.options),
+    }
+}
+
+/// A ticket comes back from outside: every field is validated again.
+fn core_ticket(ticket: &Ticket) -> Result<core::Ticket, Error> {
+    let at = |ms: u64| SystemTime::UNIX_EPOCH + Duration::from_millis(ms);
+    let options = core_options(&ticket.options)?;
+    Ok(core::Ticket {
+        lock: lock_ref(&ticket.lock)?,
+        lease_id: LeaseId::parse(&ticket.lease_id)?,
+        fencing_token: ticket.fencing_token,
+        interval: options.schedule().due_index(ticket.started_at_ms),
+        started_ms: ticket.started_at_ms,
+        deadline: at(ticket.deadline_ms),
+        keep_alive_by: at(ticket.keep_alive_by_ms),
+        previous_abandoned: ticket.previous_abandoned,
+        past_due: core::PastDue {
+            due_at_ms: ticket.past_due.due_at_ms,
+            late_by_ms: ticket.past_due.late_by_ms,
+            previous_start_ms: ticket.past_due.previous_start_ms,
+            missed: ticket.past_due.missed,
+        },
+        options,
+    })
+}
+
+fn skip_reason(reason: core::SkipReason) -> SkipReason {
+    match reason {
+        core::SkipReason::HeldByOther { holder, since_ms } => {
+            SkipReason::HeldByOther(HeldByOther { holder, since_ms })
+        }
+        core::SkipReason::AlreadyRan { started_ms, holder, running, outcome } => {
+            SkipReason::AlreadyRan(AlreadyRan {
+                started_at_ms: started_ms,
+                holder,
+                running,
+                outcome,
+            })
+        }
+        core::SkipReason::TooLate { due_at_ms, late_by_ms, next_due_ms } => {
+            SkipReason::TooLate(TooLate { due_at_ms, late_by_ms, next_due_ms })
+        }
+        core::SkipReason::Error(error) => SkipReason::Error(error.into()),
+    }
+}
