@@ -9,8 +9,8 @@ use traffic_cop_host::spin::{manifest_copy, Launch};
 
 const INTERVAL: u64 = 3;
 const SCHEDULE: &str = "*/3 * * * * *";
-const WORK_MS: u64 = 2000;
-/// Proxy counts are sampled this long after each tick: after a run (2 s of work) has
+const WORK_MS: u64 = 1500;
+/// Proxy counts are sampled this long after each tick: after a run (1.5 s of work) has
 /// completed, before the next tick.
 const SAMPLE_AFTER_MS: u64 = 2700;
 
@@ -40,15 +40,23 @@ pub fn run(line: &str, spin: PathBuf, data: PathBuf) -> CronStory {
     let mut nodes =
         story::start_nodes(&launch, &dir, &container, &format!("cron{short}"), INTERVAL, WORK_MS);
     let deadline = Instant::now() + Duration::from_secs(120);
-    // (node, scheduled tick) -> when its log line appeared, in ms since the epoch.
+    // (node, scheduled tick) -> when its log line was written, in ms since the epoch.
     let mut arrived: HashMap<(usize, u64), u64> = HashMap::new();
     let mut samples: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
     let (mut killed, mut last_look) = (None::<Killed>, Instant::now());
     while Instant::now() < deadline {
         let now = now_ms();
         for (i, node) in nodes.iter().enumerate() {
-            for (at, _) in log_lines(&node.replica.log("cron-job")) {
-                arrived.entry((i, at)).or_insert(now);
+            // A replica logs one line per tick, seconds apart, so the file's modification
+            // time is when its newest line was written, however late this loop looks.
+            let log = node.replica.log("cron-job");
+            let written = std::fs::metadata(node.replica.log_path("cron-job"))
+                .and_then(|m| m.modified())
+                .map_or(now, |t| {
+                    t.duration_since(UNIX_EPOCH).map_or(now, |d| d.as_millis() as u64)
+                });
+            for (at, _) in log_lines(&log) {
+                arrived.entry((i, at)).or_insert(written);
             }
         }
         let at = now / 1000 / INTERVAL * INTERVAL;

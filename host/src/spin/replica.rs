@@ -111,10 +111,14 @@ impl SpinReplica {
         std::fs::read_to_string(self.dir.join("spin.out")).unwrap_or_default()
     }
 
-    /// A component's stdout, from `<log dir>/<component>_stdout.txt`.
+    /// Where Spin writes a component's stdout: `<log dir>/<component>_stdout.txt`.
+    pub fn log_path(&self, component: &str) -> PathBuf {
+        self.dir.join("logs").join(format!("{component}_stdout.txt"))
+    }
+
+    /// A component's stdout so far.
     pub fn log(&self, component: &str) -> String {
-        std::fs::read_to_string(self.dir.join("logs").join(format!("{component}_stdout.txt")))
-            .unwrap_or_default()
+        std::fs::read_to_string(self.log_path(component)).unwrap_or_default()
     }
 
     pub fn is_killed(&self) -> bool {
