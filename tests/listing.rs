@@ -71,6 +71,15 @@ fn board_and_claim_see_every_lock_across_pages() {
         guard::claim(&mut fake.client(), &account(), "many", &items, &options("w2"), 10).unwrap();
     assert!(second.is_empty());
     assert_eq!(fake.service.requests() - before, pages as u64);
+
+    // An interval later every lock is due again. The conditional acquires go by the ETags of
+    // the listing, so a claim across all the pages grants every lock once more.
+    fake.clock.set(fake.clock.get() + std::time::Duration::from_secs(61));
+    let again =
+        guard::claim(&mut fake.client(), &account(), "many", &items, &options("w3"), count as u32)
+            .unwrap();
+    assert_eq!(again.len(), count);
+    assert!(again.iter().all(|t| t.fencing_token == 2));
 }
 
 /// Blobs the client never writes, put there by someone else: metadata keys named like the

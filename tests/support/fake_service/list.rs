@@ -83,6 +83,8 @@ impl State {
 }
 
 impl Blob {
+    /// The ETag is listed unquoted, the same value the `ETag` header carries quoted, as Azure
+    /// and Azurite do; `If-Match` with it must match.
     fn listed(&self, name: &str) -> String {
         let name = if name.chars().all(xml_char) {
             format!("<Name>{}</Name>", escape(name))
@@ -93,7 +95,7 @@ impl Blob {
         let metadata: String =
             self.metadata.iter().map(|(k, v)| format!("<{k}>{}</{k}>", escape(v))).collect();
         format!(
-            "<Blob>{name}<Properties><Etag>0x{:X}</Etag><LeaseStatus>{}</LeaseStatus>\
+            "<Blob>{name}<Properties><Etag>{}</Etag><LeaseStatus>{}</LeaseStatus>\
              <LeaseState>{}</LeaseState></Properties><Metadata>{metadata}</Metadata></Blob>",
             self.etag,
             if self.locked() { "locked" } else { "unlocked" },
