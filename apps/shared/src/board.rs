@@ -103,8 +103,14 @@ pub fn board_html(settings: &Settings) -> Result<String, String> {
     Ok(html)
 }
 
+/// Everything shown comes from storage (lock names, holder labels, outcomes): escape it all,
+/// quotes included, so no value can open a tag or leave an attribute.
 fn escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
 }
 
 /// `YYYY-MM-DD HH:MM:SS` from ms since the Unix epoch (civil-from-days, no date crate needed).
