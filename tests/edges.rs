@@ -5,48 +5,16 @@
 
 mod support;
 
-use std::cell::Cell;
-use std::rc::Rc;
-use std::time::{Duration, SystemTime};
-use support::fake_service::FakeService;
+use std::time::Duration;
+use support::fake_world::{advance, FakeWorld as World};
 use support::hooked::{lost, step, Hooked};
 use support::{VirtualRuntime, EMULATOR};
 use traffic_cop::guard::{self, Decision, GuardOptions, Outcome, RunRecord, SkipReason, Ticket};
 use traffic_cop::transport::{TransportError, TransportErrorKind};
 use traffic_cop::{Error, LeaseClient, LeaseDuration, Lock};
 
-struct World {
-    clock: Rc<Cell<SystemTime>>,
-    service: FakeService,
-    seed: Cell<u64>,
-}
-
-impl World {
-    fn new() -> World {
-        let clock = Rc::new(Cell::new(support::epoch()));
-        World { service: FakeService::new(clock.clone()), clock, seed: Cell::new(7) }
-    }
-
-    fn runtime(&self) -> VirtualRuntime {
-        self.seed.set(self.seed.get() + 1);
-        VirtualRuntime::on_clock(self.clock.clone(), self.seed.get() * 0x9E37_79B9)
-    }
-
-    fn client(&self) -> LeaseClient<FakeService, VirtualRuntime> {
-        LeaseClient::new(self.service.clone(), self.runtime())
-    }
-
-    fn hooked(&self, hooked: Hooked) -> LeaseClient<Hooked, VirtualRuntime> {
-        LeaseClient::new(hooked, self.runtime())
-    }
-
-    fn advance(clock: &Rc<Cell<SystemTime>>, by: Duration) {
-        clock.set(clock.get() + by);
-    }
-
-    fn record(&self) -> RunRecord {
-        RunRecord::from_metadata(&self.client().inspect(&lock()).unwrap().metadata)
-    }
+fn record(world: &World) -> RunRecord {
+    RunRecord::from_metadata(&world.client().inspect(&lock()).unwrap().metadata)
 }
 
 fn lock() -> Lock {
@@ -77,22 +45,20 @@ fn prepared() -> World {
 fn a_lost_record_write_is_not_a_run_once_the_lease_changed_hands() {
     let world = prepared();
     let (clock, service) = (world.clock.clone(), world.service.clone());
-    let rival = world.runtime();
     let hooked = Hooked::new(world.service.clone())
         // A's record write lands but its answer is lost ...
         .after(|i, _, response| if i == 2 { lost() } else { Ok(response) })
         // ... and before its retry, A stalls past the lease and B takes the lock.
         .before(move |i, _, _| {
             if i == 3 {
-                World::advance(&clock, Duration::from_secs(20));
+                advance(&clock, Duration::from_secs(20));
                 let mut b =
                     LeaseClient::new(service.clone(), VirtualRuntime::on_clock(clock.clone(), 99));
                 b.acquire(&lock(), LeaseDuration::Fixed(15), None).unwrap();
             }
             None
         });
-    drop(rival);
-    let mut a = world.hooked(hooked);
+    let mut a = world.client_over(hooked);
     let decision = guard::guarded_invoke(&mut a, &lock(), &options("alpha"));
     assert!(
         matches!(decision, Decision::Skip(SkipReason::HeldByOther { .. })),
@@ -111,18 +77,18 @@ fn a_grant_whose_answer_comes_after_the_lease_period_is_not_a_run() {
             let clock = clock.clone();
             move |i, _, _| {
                 if i == 2 {
-                    World::advance(&clock, Duration::from_secs(14));
+                    advance(&clock, Duration::from_secs(14));
                 }
                 None
             }
         })
         .after(move |i, _, response| {
             if i == 2 {
-                World::advance(&clock, Duration::from_secs(2));
+                advance(&clock, Duration::from_secs(2));
             }
             Ok(response)
         });
-    let mut a = world.hooked(hooked);
+    let mut a = world.client_over(hooked);
     match guard::guarded_invoke(&mut a, &lock(), &options("alpha")) {
         Decision::Skip(SkipReason::Error(Error::LeaseLost(e))) => {
             assert!(e.message.contains("longer than the 15 s lease"), "{e}")
@@ -137,7 +103,7 @@ fn a_grant_whose_answer_comes_after_the_lease_period_is_not_a_run() {
 fn stalling(world: &World) -> Hooked {
     let clock = world.clock.clone();
     Hooked::new(world.service.clone()).before(move |_, _, timeouts| {
-        World::advance(&clock, timeouts.connect + timeouts.response);
+        advance(&clock, timeouts.connect + timeouts.response);
         Some(Err(TransportError::new(TransportErrorKind::Timeout, "stalled (hook)")))
     })
 }
@@ -148,7 +114,7 @@ fn retries_of_keep_alive_and_complete_never_outlast_the_lease() {
     let granted = ticket(guard::guarded_invoke(&mut world.client(), &lock(), &options("alpha")));
     for call in ["keep-alive", "complete"] {
         let started = world.clock.get();
-        let mut stalled = world.hooked(stalling(&world));
+        let mut stalled = world.client_over(stalling(&world));
         let error = match call {
             "keep-alive" => guard::keep_alive(&mut stalled, &granted).unwrap_err(),
             _ => guard::complete(&mut stalled, &granted, &Outcome::Success).unwrap_err(),
@@ -171,7 +137,7 @@ fn an_acquire_whose_answers_were_all_lost_is_released() {
             Ok(response)
         }
     });
-    let mut a = world.hooked(hooked);
+    let mut a = world.client_over(hooked);
     let error = a.acquire(&lock(), LeaseDuration::Fixed(60), None).unwrap_err();
     assert!(matches!(error, Error::Transport(_)), "{error}");
     assert_eq!(a.transport().log.last().map(|(_, s, _)| s.as_str()), Some("release"));
@@ -191,7 +157,7 @@ fn complete_closes_the_stored_run_conditionally_and_refuses_a_doctored_ticket() 
         "{error}"
     );
     assert_eq!(
-        (world.record().fence, world.record().running),
+        (record(&world).fence, record(&world).running),
         (2, true),
         "the record is untouched"
     );
@@ -202,8 +168,8 @@ fn complete_closes_the_stored_run_conditionally_and_refuses_a_doctored_ticket() 
         }
         None
     });
-    guard::complete(&mut world.hooked(hooked), &granted, &Outcome::Success).unwrap();
-    assert_eq!((world.record().fence, world.record().running), (2, false));
+    guard::complete(&mut world.client_over(hooked), &granted, &Outcome::Success).unwrap();
+    assert_eq!((record(&world).fence, record(&world).running), (2, false));
 }
 
 #[test]
@@ -224,7 +190,7 @@ fn endless_churn_ends_in_an_error_that_does_not_claim_nothing_was_sent() {
         }
         None
     });
-    match guard::guarded_invoke(&mut world.hooked(hooked), &lock(), &options("alpha")) {
+    match guard::guarded_invoke(&mut world.client_over(hooked), &lock(), &options("alpha")) {
         Decision::Skip(SkipReason::Error(Error::Service(e))) => {
             assert_eq!(e.status, 412);
             assert!(e.message.contains("changed under each of 4 attempts"), "{e}");
@@ -242,7 +208,7 @@ fn a_service_that_sends_no_date_is_judged_by_the_local_clock() {
     });
     let local = guard::unix_ms(world.clock.get());
     let granted =
-        ticket(guard::guarded_invoke(&mut world.hooked(hooked), &lock(), &options("alpha")));
+        ticket(guard::guarded_invoke(&mut world.client_over(hooked), &lock(), &options("alpha")));
     assert_eq!(granted.started_ms, local);
     assert!(granted.deadline > world.clock.get());
 }

@@ -4,10 +4,9 @@
 
 mod support;
 
-use std::cell::Cell;
-use std::rc::Rc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, UNIX_EPOCH};
 use support::fake_service::FakeService;
+use support::fake_world::FakeWorld;
 use support::{VirtualRuntime, EMULATOR};
 use traffic_cop::guard::{self, Decision, GuardOptions, Outcome, SkipReason, Ticket};
 use traffic_cop::{Account, LeaseClient, Lock};
@@ -16,28 +15,21 @@ use traffic_cop::{Account, LeaseClient, Lock};
 const INTERVAL: u64 = 3_600;
 const OFFSET: u64 = 900;
 
-struct World {
-    clock: Rc<Cell<SystemTime>>,
-    service: FakeService,
-    seed: Cell<u64>,
-}
+struct World(FakeWorld);
 
 impl World {
     fn new() -> World {
-        let clock = Rc::new(Cell::new(support::epoch()));
-        World { service: FakeService::new(clock.clone()), clock, seed: Cell::new(3) }
+        World(FakeWorld::new())
     }
 
     fn client(&self) -> LeaseClient<FakeService, VirtualRuntime> {
-        self.seed.set(self.seed.get() + 1);
-        let runtime = VirtualRuntime::on_clock(self.clock.clone(), self.seed.get() * 0x9E37_79B9);
-        LeaseClient::new(self.service.clone(), runtime)
+        self.0.client()
     }
 
     /// Moves to `seconds` after due time `k` (k counts hours since the epoch).
     fn at_due(&self, k: u64, seconds: i64) {
         let due = (k * INTERVAL + OFFSET) as i64;
-        self.clock.set(UNIX_EPOCH + Duration::from_secs((due + seconds) as u64));
+        self.0.clock.set(UNIX_EPOCH + Duration::from_secs((due + seconds) as u64));
     }
 
     /// Three replicas fire, `spread` seconds apart from `first`; the winner completes.

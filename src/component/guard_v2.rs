@@ -17,49 +17,7 @@ use super::exports::traffic_cop::lease0_2_0::guard::{
 };
 
 impl Guest for Component {
-    fn guarded_invoke(lock: Lock, options: GuardOptions) -> Decision {
-        let decision = lock_ref(&lock).and_then(|core_lock| {
-            let options = core_options(&options)?;
-            Ok(core::guarded_invoke(&mut client(), &core_lock, &options))
-        });
-        match decision {
-            Ok(core::Decision::Run(ticket)) => Decision::Run(wit_ticket(ticket, lock)),
-            Ok(core::Decision::Skip(reason)) => Decision::Skip(skip_reason(reason)),
-            Err(error) => Decision::Skip(SkipReason::Error(error.into())),
-        }
-    }
-
-    fn keep_alive(ticket: Ticket) -> Result<u64, LeaseError> {
-        let ticket = core_ticket(&ticket)?;
-        Ok(unix_ms(core::keep_alive(&mut client(), &ticket)?))
-    }
-
-    fn complete(ticket: Ticket, outcome: Outcome) -> Result<(), LeaseError> {
-        let ticket = core_ticket(&ticket)?;
-        let outcome = match outcome {
-            Outcome::Success => core::Outcome::Success,
-            Outcome::Failure(reason) => core::Outcome::Failure(reason),
-        };
-        Ok(core::complete(&mut client(), &ticket, &outcome)?)
-    }
-
-    fn claim(
-        location: Location,
-        items: Vec<String>,
-        options: GuardOptions,
-        max: u32,
-    ) -> Result<Vec<Ticket>, LeaseError> {
-        let account = Account::from_connection_string(&location.connection_string)?;
-        let options = core_options(&options)?;
-        let tickets =
-            core::claim(&mut client(), &account, &location.container, &items, &options, max)?;
-        let lock_of = |ticket: &core::Ticket| Lock {
-            connection_string: location.connection_string.clone(),
-            container: location.container.clone(),
-            blob: ticket.lock.blob.clone(),
-        };
-        Ok(tickets.into_iter().map(|t| (lock_of(&t), t)).map(|(l, t)| wit_ticket(t, l)).collect())
-    }
+    guard_calls!();
 
     fn board(location: Location) -> Result<Vec<BoardEntry>, LeaseError> {
         let account = Account::from_connection_string(&location.connection_string)?;

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod fake_service;
+pub mod fake_world;
 pub mod hooked;
 pub mod scripted;
 
