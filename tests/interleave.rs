@@ -22,6 +22,8 @@ const INTERVAL: u64 = 20;
 
 type Answer = Result<Response, TransportError>;
 
+// One message at a time through a channel: boxing the request would buy nothing.
+#[allow(clippy::large_enum_variant)]
 enum Msg {
     Send(Request, Sender<Answer>),
     /// Wake me when virtual time reaches this (ms): a timer trigger waiting for its tick.
@@ -97,7 +99,7 @@ fn contender(id: usize, tx: Sender<Msg>, ms: Arc<AtomicU64>, seed: u64) {
             tx.send(Msg::Granted { lease_id, token, started_ms: ticket.started_ms, ack }).unwrap();
             acked.recv().unwrap();
             // Every fifth run by each contender crashes: no complete, the lease runs out.
-            if (tick + id) % 5 != 0 {
+            if !(tick + id).is_multiple_of(5) {
                 let _ = guard::complete(&mut client, &ticket, &Outcome::Success);
             }
         }
@@ -188,7 +190,7 @@ fn schedule(seed: u64) -> usize {
             }
         }
         // One answer in twelve is lost after the service acted on it.
-        let lost = next(&mut rng) % 12 == 0;
+        let lost = next(&mut rng).is_multiple_of(12);
         let answer = if lost { support::hooked::lost() } else { answer };
         let _ = reply.send(answer);
     }

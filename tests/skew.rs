@@ -75,7 +75,7 @@ fn run_ticks(seed: u64) {
                     runs.entry(tick_ms / 1000).or_default().push(replica);
                     // One winner in five crashes: its lease blocks the others for 15 s, and
                     // the run still counts for its tick.
-                    if next(&mut rng) % 5 != 0 {
+                    if !next(&mut rng).is_multiple_of(5) {
                         guard::complete(&mut client, &ticket, &Outcome::Success).unwrap();
                     }
                 }
