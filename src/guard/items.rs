@@ -1,5 +1,5 @@
 //! Many workers × many work items: `claim` hands out tickets for due items, `board` shows every
-//! lock in a container. Both start from one List Blobs round trip (per 5000 blobs).
+//! lock in a container. Both start from List Blobs (one round trip per 200 blobs).
 
 use super::invoke::{attempt, guarded_invoke, Attempt};
 use super::{Decision, GuardOptions, RunRecord, SkipReason, Ticket};
