@@ -65,7 +65,7 @@ fn after_all_replicas_were_down_one_catch_up_run_reports_the_missed_due_times() 
     assert!(runs(&seen) >= 2, "no runs on schedule:\n{}", story::dump(&seen));
     before.iter_mut().for_each(|node| node.replica.kill());
     let seen = ticks(&before);
-    let last = seen.iter().filter(|t| t.token.is_some()).last().unwrap().clone();
+    let last = seen.iter().rfind(|t| t.token.is_some()).unwrap().clone();
 
     // Down through at least three due times, then back.
     std::thread::sleep(Duration::from_secs(3 * INTERVAL + 1));
