@@ -128,8 +128,10 @@ pub(crate) fn attempt<T: Transport, R: Runtime>(
         }
     }
     if client.runtime().now() >= deadline {
-        // Granted too late to be safe: the lease may already be someone else's.
-        release_quietly(client, lock, &lease_id, deadline);
+        // Granted too late to be safe: the lease may already be someone else's. Ours may still
+        // live a moment on the service (its period started when the acquire arrived): one
+        // release attempt, outside the spent budget, frees it.
+        client.release_unheard(lock, &lease_id, None);
         return Err(Error::LeaseLost(ServiceError {
             status: 0,
             code: None,
