@@ -3,6 +3,11 @@
 //! 500/503/408/429, cut off (connection closed with no answer), delayed, stalled past the
 //! component's timeouts, or forwarded and then dropped so the caller never hears that it
 //! succeeded. One request per connection: the proxy asks Azurite to close after answering.
+//!
+//! It can also be partitioned: while it is, every connection is accepted and its request read,
+//! and nothing is ever answered or forwarded (a blackhole, as a cut network looks from inside),
+//! so one replica can be cut off from storage while the others, behind their own proxies,
+//! carry on.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -60,6 +65,8 @@ pub struct FaultProxy {
     requests: Arc<AtomicU64>,
     injected: Arc<Mutex<Vec<Fault>>>,
     stop: Arc<AtomicBool>,
+    partitioned: Arc<AtomicBool>,
+    blackholed: Arc<AtomicU64>,
 }
 
 impl FaultProxy {
@@ -70,12 +77,20 @@ impl FaultProxy {
         let injected: Arc<Mutex<Vec<Fault>>> = Arc::default();
         let stop = Arc::new(AtomicBool::new(false));
         let (count, log, stopped) = (Arc::clone(&requests), Arc::clone(&injected), stop.clone());
+        let partitioned = Arc::new(AtomicBool::new(false));
+        let blackholed: Arc<AtomicU64> = Arc::default();
+        let (cut, lost) = (partitioned.clone(), blackholed.clone());
         std::thread::spawn(move || {
             for client in listener.incoming() {
                 if stopped.load(Ordering::SeqCst) {
                     return;
                 }
                 let Ok(client) = client else { continue };
+                if cut.load(Ordering::SeqCst) {
+                    lost.fetch_add(1, Ordering::SeqCst);
+                    std::thread::spawn(move || blackhole(client));
+                    continue;
+                }
                 let n = count.fetch_add(1, Ordering::SeqCst);
                 let fault = {
                     let mut log = log.lock().unwrap();
@@ -87,7 +102,18 @@ impl FaultProxy {
                 std::thread::spawn(move || serve(client, target_port, fault));
             }
         });
-        FaultProxy { port, requests, injected, stop }
+        FaultProxy { port, requests, injected, stop, partitioned, blackholed }
+    }
+
+    /// Cuts the replica behind this proxy off (`true`) or reconnects it (`false`). Exchanges
+    /// already under way finish; every connection made while cut off is blackholed.
+    pub fn partition(&self, cut: bool) {
+        self.partitioned.store(cut, Ordering::SeqCst);
+    }
+
+    /// Connections blackholed by a partition so far (not counted in `requests`).
+    pub fn blackholed(&self) -> u64 {
+        self.blackholed.load(Ordering::SeqCst)
     }
 
     pub fn requests(&self) -> u64 {
@@ -145,6 +171,26 @@ fn serve(mut client: TcpStream, target_port: u16, fault: Option<Fault>) {
         None => forward(&request, target_port, Some(&mut client)),
     }
     let _ = client.shutdown(Shutdown::Both);
+}
+
+/// Reads whatever comes and never answers, until the caller gives up or 30 s pass; then the
+/// connection is dropped, answerless, whether or not the partition has ended meanwhile.
+fn blackhole(mut client: TcpStream) {
+    let _ = client.set_read_timeout(Some(Duration::from_millis(500)));
+    let until = std::time::Instant::now() + Duration::from_secs(30);
+    let mut buf = [0u8; 8192];
+    while std::time::Instant::now() < until {
+        match client.read(&mut buf) {
+            Ok(0) => return,
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return,
+        }
+    }
 }
 
 /// The request head (and body, by `content-length`), with `connection: close` so the upstream

@@ -5,6 +5,7 @@
 
 pub mod apps;
 pub mod azurite;
+pub mod chaos;
 pub mod component;
 pub mod faults;
 pub mod proxy;

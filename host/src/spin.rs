@@ -7,9 +7,11 @@
 //! per plugin line because a Spin data dir holds one trigger-cron version.
 //! `TRAFFIC_COP_SPIN_HOME` replaces `target/spin`.
 
+mod http;
 mod replica;
 
-pub use replica::{http, Launch, SpinReplica};
+pub use http::http;
+pub use replica::{Launch, SpinReplica};
 
 use std::path::{Path, PathBuf};
 

@@ -4,6 +4,7 @@
 //! storage directly.
 
 mod board;
+mod result;
 mod settings;
 mod tick;
 

@@ -102,6 +102,9 @@ pub fn tick(settings: &Settings) -> TickReport {
         Ok(summary) => (Outcome::Success, summary),
         Err(error) => (Outcome::Failure(error.clone()), format!("job failed: {error}")),
     };
+    // After the work, before `complete`: the write is fenced by the run's token, so a run
+    // that overshot its lease is refused here rather than overwriting a newer result.
+    let detail = format!("{detail}; {}", crate::result::write_result(settings, &ticket));
     let detail = match guard::complete(&ticket, &outcome) {
         Ok(()) => detail,
         Err(error) => format!("{detail}; complete failed: {error:?}"),
@@ -124,6 +127,13 @@ fn work(settings: &Settings, ticket: &guard::Ticket) -> Result<(), String> {
     let (until, mut keep_alive_by) = (now_ms() + settings.work_ms, ticket.keep_alive_by_ms);
     while now_ms() < until {
         std::thread::sleep(std::time::Duration::from_millis(100));
+        // Work that is done goes straight to writing its result, even when a pause (a frozen
+        // VM, SIGSTOP) made it overshoot the lease: the fenced write is what protects the
+        // store then, and `complete` reports the lost lease. Renewing first would only hide
+        // the case the fencing token exists for.
+        if now_ms() >= until {
+            break;
+        }
         if now_ms() >= keep_alive_by {
             guard::keep_alive(ticket)
                 .map_err(|e| format!("stopped: lease lost during the work ({e:?})"))?;

@@ -6,7 +6,6 @@
 //! pipe and kills the group when that pipe closes (a test process killed outright, no Drop
 //! run), and it also caps the group's lifetime, so nothing started here can outlive a hung run.
 
-use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -42,6 +41,7 @@ pub struct SpinReplica {
     child: Child,
     watch: Option<ChildStdin>,
     killed: bool,
+    paused: bool,
 }
 
 impl Launch {
@@ -85,6 +85,7 @@ impl Launch {
             child,
             watch,
             killed: false,
+            paused: false,
         }
     }
 }
@@ -142,6 +143,83 @@ impl SpinReplica {
         }
     }
 
+    /// The `spin up` process's id, which is also its process group's.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// One signal to `spin up` alone, as an orchestrator stopping it sends SIGTERM (or a
+    /// terminal's Ctrl-C sends SIGINT); Spin itself decides what its triggers get.
+    pub fn signal(&self, signal: &str) {
+        let _ = Command::new("kill")
+            .args([&format!("-{signal}"), &self.child.id().to_string()])
+            .stderr(Stdio::null())
+            .status();
+    }
+
+    /// Waits up to `timeout` for `spin up` to exit; its exit status when it did.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => return Some(status),
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20))
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// SIGSTOP to every process of the group (spin, its triggers, the plugin): the replica
+    /// freezes mid-work as a paused VM or a long GC would, holding whatever it believed it
+    /// held. The wrapper's own watchers (`sh`, `cat`, `sleep`) are continued at once, so the
+    /// group still dies with the test process and at the end of its lifetime while stopped
+    /// (SIGKILL ends stopped processes too).
+    pub fn pause(&mut self) {
+        let group = self.child.id();
+        let _ = Command::new("kill").args(["-STOP", "--", &format!("-{group}")]).status();
+        for pid in group_members(group) {
+            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+            if matches!(comm.trim(), "sh" | "cat" | "sleep") {
+                let _ = Command::new("kill").args(["-CONT", &pid.to_string()]).status();
+            }
+        }
+        self.paused = true;
+    }
+
+    /// SIGCONT to the whole group: the frozen replica carries on where it stopped, unaware
+    /// that time passed.
+    pub fn resume(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-CONT", "--", &format!("-{}", self.child.id())])
+            .stderr(Stdio::null())
+            .status();
+        self.paused = false;
+    }
+
+    /// Whether any of Spin's own processes (not the wrapper's watchers, not zombies) is still
+    /// in the group after `grace`: after a graceful stop, a trigger that outlived `spin up`.
+    pub fn spin_alive(&self, grace: Duration) -> bool {
+        let deadline = Instant::now() + grace;
+        loop {
+            let alive = group_members(self.child.id()).into_iter().any(|pid| {
+                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+                let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+                let state = stat.rsplit_once(')').and_then(|(_, r)| r.split_whitespace().next());
+                !matches!(comm.trim(), "sh" | "cat" | "sleep") && !matches!(state, Some("Z") | None)
+            });
+            if !alive || Instant::now() >= deadline {
+                return alive;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn is_paused(&self) -> bool {
+        self.paused
+    }
+
     /// SIGKILL to the whole group: spin and its trigger processes die mid-work, with no
     /// chance to complete or release anything.
     pub fn kill(&mut self) {
@@ -165,51 +243,17 @@ impl Drop for SpinReplica {
     }
 }
 
-/// One HTTP/1.1 exchange with a replica on 127.0.0.1: status and body.
-pub fn http(
-    port: u16,
-    method: &str,
-    path: &str,
-    timeout: Duration,
-) -> Result<(u16, String), String> {
-    let address = SocketAddr::from(([127, 0, 0, 1], port));
-    let mut stream = TcpStream::connect_timeout(&address, timeout).map_err(|e| e.to_string())?;
-    stream.set_read_timeout(Some(timeout)).map_err(|e| e.to_string())?;
-    write!(
-        stream,
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-    )
-    .map_err(|e| e.to_string())?;
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).map_err(|e| e.to_string())?;
-    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").ok_or("no complete HTTP answer")?;
-    let (head, body) = (String::from_utf8_lossy(&raw[..split]), &raw[split + 4..]);
-    let status = head
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| format!("bad status line: {head:.60}"))?;
-    let chunked = head.lines().any(|l| {
-        let l = l.to_ascii_lowercase();
-        l.starts_with("transfer-encoding:") && l.contains("chunked")
-    });
-    let body = if chunked { dechunk(body) } else { body.to_vec() };
-    Ok((status, String::from_utf8_lossy(&body).into_owned()))
-}
-
-fn dechunk(mut body: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    while let Some(end) = body.windows(2).position(|w| w == b"\r\n") {
-        let size = std::str::from_utf8(&body[..end])
-            .ok()
-            .and_then(|s| usize::from_str_radix(s.trim(), 16).ok())
-            .unwrap_or(0);
-        let rest = &body[end + 2..];
-        if size == 0 || rest.len() < size {
-            break;
+/// The pids whose process group is `group` (from /proc: `stat`'s fifth field).
+fn group_members(group: u32) -> Vec<u32> {
+    let mut members = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // `pid (comm) state ppid pgrp ...`; comm may hold spaces, so split after its `)`.
+        let pgrp = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(2));
+        if pgrp.and_then(|p| p.parse::<u32>().ok()) == Some(group) {
+            members.push(pid);
         }
-        out.extend_from_slice(&rest[..size]);
-        body = rest[size..].strip_prefix(b"\r\n").unwrap_or(&rest[size..]);
     }
-    out
+    members
 }

@@ -1,0 +1,156 @@
+//! The chaos run's judge: the replicas' reports and the fenced store, read back at the end.
+//!
+//! - at most one run per scheduled tick (the cron event's second, the same on every replica);
+//! - fencing tokens unique and strictly increasing in tick order;
+//! - the store's history (every accepted result appends itself, under fencing) strictly
+//!   increasing, ending with the token the store holds, and holding every accepted write the
+//!   logs report from its oldest entry on: a stale write that got through would have replaced
+//!   a newer history, dropping an accepted entry or putting a lower token after a higher one;
+//! - every refusal names a stored token strictly greater than the one presented.
+
+use super::report::{Report, Write};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The fenced result blob as read at the end: the token stored with it and its history.
+#[derive(Clone, Debug, Default)]
+pub struct Store {
+    pub fencing_token: u64,
+    /// `(token, holder, scheduled second)` per accepted write, oldest first.
+    pub history: Vec<(u64, String, u64)>,
+}
+
+/// Parses the result blob the app writes: one `token holder at` line per accepted write.
+pub fn parse_history(contents: &str) -> Vec<(u64, String, u64)> {
+    contents
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.split_whitespace();
+            let token = fields.next()?.parse().ok()?;
+            let holder = fields.next()?.to_string();
+            let at = fields.next()?.parse().ok()?;
+            Some((token, holder, at))
+        })
+        .collect()
+}
+
+pub fn check(reports: &[Report], store: Option<&Store>) -> Vec<String> {
+    let mut violations = Vec::new();
+    let mut runs: Vec<&Report> = reports.iter().filter(|r| r.token.is_some()).collect();
+    runs.sort_by_key(|r| (r.at, r.token));
+    let mut per_tick: BTreeMap<u64, Vec<&Report>> = BTreeMap::new();
+    runs.iter().for_each(|r| per_tick.entry(r.at).or_default().push(r));
+    for (at, ran) in per_tick.iter().filter(|(_, ran)| ran.len() > 1) {
+        let who: Vec<String> =
+            ran.iter().map(|r| format!("{} token {:?}", r.holder, r.token)).collect();
+        violations.push(format!("tick {at}: {} runs ({})", ran.len(), who.join(", ")));
+    }
+    let mut seen = BTreeSet::new();
+    for run in &runs {
+        if !seen.insert(run.token) {
+            violations.push(format!("token {:?} granted twice", run.token));
+        }
+    }
+    for pair in runs.windows(2).filter(|p| p[0].at != p[1].at) {
+        if pair[1].token <= pair[0].token {
+            violations.push(format!(
+                "tokens not increasing in tick order: tick {} token {:?}, then tick {} token {:?}",
+                pair[0].at, pair[0].token, pair[1].at, pair[1].token
+            ));
+        }
+    }
+    for run in &runs {
+        if let Some(Write::Stale { presented, stored }) = &run.write {
+            if presented >= stored || Some(*presented) != run.token {
+                violations.push(format!(
+                    "{} token {:?}: refused as stale with {presented} < {stored}",
+                    run.holder, run.token
+                ));
+            }
+        }
+    }
+    let accepted: Vec<u64> = runs
+        .iter()
+        .filter_map(|r| match r.write {
+            Some(Write::Written(token)) => Some(token),
+            _ => None,
+        })
+        .collect();
+    let Some(store) = store else {
+        if !accepted.is_empty() {
+            violations.push(format!("{} writes accepted, but the store is empty", accepted.len()));
+        }
+        return violations;
+    };
+    for pair in store.history.windows(2) {
+        if pair[1].0 <= pair[0].0 {
+            violations.push(format!(
+                "stale write accepted: the store's history has token {} after {}",
+                pair[1].0, pair[0].0
+            ));
+        }
+    }
+    match store.history.last() {
+        Some((last, _, _)) if *last == store.fencing_token => {}
+        last => violations.push(format!(
+            "the store holds token {} but its last write says {last:?}",
+            store.fencing_token
+        )),
+    }
+    let kept: BTreeSet<u64> = store.history.iter().map(|(t, _, _)| *t).collect();
+    let oldest = store.history.first().map_or(u64::MAX, |(t, _, _)| *t);
+    for token in accepted.iter().filter(|t| **t >= oldest && !kept.contains(t)) {
+        violations.push(format!(
+            "the write with token {token} was accepted, then lost: a stale write replaced it"
+        ));
+    }
+    if let Some(max) = accepted.iter().max().filter(|max| **max > store.fencing_token) {
+        violations
+            .push(format!("accepted token {max} is newer than the stored {}", store.fencing_token));
+    }
+    violations
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chaos::report::parse_line;
+
+    fn reports(lines: &[&str]) -> Vec<Report> {
+        lines.iter().map(|l| parse_line(l).unwrap()).collect()
+    }
+
+    #[test]
+    fn the_checker_catches_every_kind_of_violation() {
+        let good = reports(&[
+            "cron tick 2: [a] ran with fencing token 1: j; result written with token 1",
+            "cron tick 2: [b] skipped: already ran this interval (a)",
+            "cron tick 4: [a] ran with fencing token 2: j; result written with token 2",
+            "cron tick 6: [b] ran with fencing token 3: j; result write refused: stale fencing token 3 < 4",
+            "cron tick 8: [c] ran with fencing token 4: j; result written with token 4",
+        ]);
+        let store = |tokens: &[u64]| Store {
+            fencing_token: *tokens.last().unwrap(),
+            history: tokens.iter().map(|t| (*t, "x".into(), 0)).collect(),
+        };
+        assert_eq!(check(&good, Some(&store(&[1, 2, 4]))), Vec::<String>::new());
+        // Keeping only the last entries is fine.
+        assert!(check(&good, Some(&store(&[2, 4]))).is_empty());
+        let mut twice = good.clone();
+        twice[1] = parse_line("cron tick 2: [b] ran with fencing token 9: j").unwrap();
+        assert!(check(&twice, Some(&store(&[1, 2, 4]))).iter().any(|v| v.contains("2 runs")));
+        let mut order = good.clone();
+        order[2].token = Some(5);
+        assert!(check(&order, Some(&store(&[1, 2, 4]))).iter().any(|v| v.contains("increasing")));
+        // A stale write got through: 2 landed after 4, replacing its history.
+        let replaced = check(&good, Some(&store(&[1, 2])));
+        assert!(replaced.iter().any(|v| v.contains("newer than the stored")), "{replaced:?}");
+        let lost = check(&good, Some(&store(&[1, 4, 5])));
+        assert!(lost.iter().any(|v| v.contains("token 2 was accepted, then lost")), "{lost:?}");
+        let backwards = check(&good, Some(&store(&[1, 2, 4, 3])));
+        assert!(backwards.iter().any(|v| v.contains("after 4")), "{backwards:?}");
+        let mut wrong_refusal = good.clone();
+        wrong_refusal[3].write = Some(Write::Stale { presented: 3, stored: 3 });
+        assert!(!check(&wrong_refusal, Some(&store(&[1, 2, 4]))).is_empty());
+        assert!(!check(&good, None).is_empty());
+    }
+}

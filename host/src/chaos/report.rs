@@ -1,0 +1,129 @@
+//! The replicas' own account of every tick, read back from their cron-job logs. The line is
+//! what the app prints (`apps/shared/src/tick.rs`):
+//! `cron tick <scheduled second>: [holder] ran with fencing token N (…): detail; result …`
+//! or `cron tick <scheduled second>: [holder] skipped: detail`.
+
+/// What became of a run's fenced result write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Write {
+    /// Accepted by the store with this token.
+    Written(u64),
+    /// Refused: the store had seen a newer token.
+    Stale { presented: u64, stored: u64 },
+    /// Not attempted (the run stopped first) or failed for another reason (faults, lease).
+    Other(String),
+}
+
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// The replica (its holder label).
+    pub holder: String,
+    /// The cron event's scheduled second.
+    pub at: u64,
+    pub token: Option<u64>,
+    pub took_over: bool,
+    /// Everything after the head: why it skipped, or what the run did.
+    pub detail: String,
+    /// Runs only.
+    pub write: Option<Write>,
+    /// The run's `complete` was refused with `lease-lost`.
+    pub complete_lost: bool,
+}
+
+impl Report {
+    /// Why a skip skipped, as a short key for the counts.
+    pub fn skip_reason(&self) -> &'static str {
+        let d = &self.detail;
+        if d.contains("previous tick of this replica") {
+            "own previous tick"
+        } else if d.starts_with("held by") {
+            "held-by-other"
+        } else if d.starts_with("already ran") {
+            "already-ran"
+        } else if d.starts_with("too late") {
+            "too-late"
+        } else if d.starts_with("could not decide") {
+            "error"
+        } else {
+            "other"
+        }
+    }
+}
+
+/// Every readable tick line of one log; other lines (Spin's own) are ignored.
+pub fn parse_log(log: &str) -> Vec<Report> {
+    log.lines().filter_map(parse_line).collect()
+}
+
+pub fn parse_line(line: &str) -> Option<Report> {
+    let (at, rest) = line.strip_prefix("cron tick ")?.split_once(": ")?;
+    let at = at.parse().ok()?;
+    let (holder, rest) = rest.strip_prefix('[')?.split_once("] ")?;
+    let holder = holder.to_string();
+    if let Some(detail) = rest.strip_prefix("skipped: ") {
+        let detail = detail.to_string();
+        return Some(Report {
+            holder,
+            at,
+            token: None,
+            took_over: false,
+            detail,
+            write: None,
+            complete_lost: false,
+        });
+    }
+    let (head, detail) = rest.strip_prefix("ran with fencing token ")?.split_once(": ")?;
+    let token = head.split(' ').next()?.parse().ok()?;
+    let write = if let Some(n) = after(detail, "; result written with token ") {
+        Write::Written(number(n)?)
+    } else if let Some(refused) = after(detail, "; result write refused: stale fencing token ") {
+        let (presented, stored) = refused.split_once(" < ")?;
+        Write::Stale { presented: number(presented)?, stored: number(stored)? }
+    } else {
+        Write::Other(detail.to_string())
+    };
+    Some(Report {
+        holder,
+        at,
+        token: Some(token),
+        took_over: head.contains("took over an abandoned run"),
+        complete_lost: detail.contains("complete failed: LeaseError::LeaseLost")
+            || detail.contains("complete failed: LeaseLost"),
+        detail: detail.to_string(),
+        write: Some(write),
+    })
+}
+
+fn after<'a>(text: &'a str, marker: &str) -> Option<&'a str> {
+    text.find(marker).map(|at| &text[at + marker.len()..])
+}
+
+/// The leading digits of `text`.
+fn number(text: &str) -> Option<u64> {
+    let digits: String = text.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_runs_skips_and_write_outcomes() {
+        let run = parse_line(
+            "cron tick 12: [r-1] ran with fencing token 7 (took over an abandoned run): janitor report: 1 locks; result written with token 7",
+        )
+        .unwrap();
+        assert_eq!((run.at, run.token, run.took_over), (12, Some(7), true));
+        assert_eq!(run.write, Some(Write::Written(7)));
+        let stale = parse_line(
+            "cron tick 14: [r-0] ran with fencing token 6: janitor report: x; result write refused: stale fencing token 6 < 7; complete failed: LeaseLost(ServiceError { status: 0 })",
+        )
+        .unwrap();
+        assert_eq!(stale.write, Some(Write::Stale { presented: 6, stored: 7 }));
+        assert!(stale.complete_lost);
+        let skip = parse_line("cron tick 16: [r-2] skipped: held by r-1").unwrap();
+        assert_eq!((skip.token, skip.skip_reason()), (None, "held-by-other"));
+        assert!(parse_line("some spin noise").is_none());
+    }
+}
