@@ -225,6 +225,23 @@ impl Instance {
         let guard = self.provider.traffic_cop_lease0_2_0_guard();
         guard.call_board(&mut self.store, location).expect("no trap")
     }
+    pub fn write_fenced_v2(
+        &mut self,
+        ticket: &v2::Ticket,
+        name: &str,
+        contents: &[u8],
+    ) -> Result<v2::FencedWrite, v2::FencedError> {
+        let guard = self.provider.traffic_cop_lease0_2_0_guard();
+        guard.call_write_fenced(&mut self.store, ticket, name, contents).expect("no trap")
+    }
+    pub fn read_fenced_v2(
+        &mut self,
+        location: &v2::Location,
+        name: &str,
+    ) -> Result<Option<v2::FencedData>, LeaseError> {
+        let guard = self.provider.traffic_cop_lease0_2_0_guard();
+        guard.call_read_fenced(&mut self.store, location, name).expect("no trap")
+    }
 }
 
 /// A fresh instance for a single call.

@@ -1,6 +1,6 @@
 //! `traffic-cop:lease/guard@0.2.0`: the same core as 0.1.0, in the 0.2.0 shapes: a schedule
 //! with a phase and an optional starting deadline, the past-due signal on every ticket, the
-//! `too-late` skip, and the next due time on the board.
+//! `too-late` skip, and the next due time on the board; and the fenced writes, new in 0.2.0.
 
 use super::lease::lock_ref;
 use super::{client, lease_state, Component};
@@ -12,8 +12,8 @@ use std::time::{Duration, SystemTime};
 
 use super::exports::traffic_cop::lease0_1_0::lease::{LeaseError, Lock};
 use super::exports::traffic_cop::lease0_2_0::guard::{
-    AlreadyRan, BoardEntry, Decision, GuardOptions, Guest, HeldByOther, Location, Outcome, PastDue,
-    SkipReason, Ticket, TooLate,
+    AlreadyRan, BoardEntry, Decision, FencedData, FencedError, FencedWrite, GuardOptions, Guest,
+    HeldByOther, Location, Outcome, PastDue, SkipReason, StaleFencingToken, Ticket, TooLate,
 };
 
 impl Guest for Component {
@@ -39,6 +39,35 @@ impl Guest for Component {
                 overdue: entry.overdue,
             })
             .collect())
+    }
+
+    fn write_fenced(
+        ticket: Ticket,
+        name: String,
+        contents: Vec<u8>,
+    ) -> Result<FencedWrite, FencedError> {
+        let ticket = core_ticket(&ticket).map_err(|e| FencedError::Failed(e.into()))?;
+        match core::write_fenced(&mut client(), &ticket, &name, &contents) {
+            Ok(written) => Ok(FencedWrite {
+                name: written.name,
+                fencing_token: written.fencing_token,
+                etag: written.etag,
+            }),
+            Err(core::FencedError::Stale { presented, stored }) => {
+                Err(FencedError::StaleFencingToken(StaleFencingToken { presented, stored }))
+            }
+            Err(core::FencedError::Failed(error)) => Err(FencedError::Failed(error.into())),
+        }
+    }
+
+    fn read_fenced(location: Location, name: String) -> Result<Option<FencedData>, LeaseError> {
+        let account = Account::from_connection_string(&location.connection_string)?;
+        let data = core::read_fenced(&mut client(), &account, &location.container, &name)?;
+        Ok(data.map(|data| FencedData {
+            contents: data.contents,
+            fencing_token: data.fencing_token,
+            etag: data.etag,
+        }))
     }
 }
 

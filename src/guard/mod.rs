@@ -11,8 +11,12 @@
 //!
 //! Runs are serialised by the lease, and every grant is a compare-and-swap on the record, so
 //! two replicas can never both be granted the same interval, and tokens strictly increase.
+//!
+//! A run writes its result with [`write_fenced`]: the fencing token is kept with the data, and
+//! a write carrying an older token than the one kept is refused ([`FencedError::Stale`]).
 
 mod decide;
+mod fenced;
 mod invoke;
 mod items;
 mod record;
@@ -20,6 +24,10 @@ mod run;
 mod schedule;
 
 pub use decide::{decide, Verdict};
+pub use fenced::{
+    read_fenced, write_fenced, FencedData, FencedError, FencedWrite, FENCING_TOKEN_METADATA,
+    MAX_FENCED_BYTES,
+};
 pub use invoke::guarded_invoke;
 pub use items::{board, claim, BoardEntry};
 pub use record::RunRecord;

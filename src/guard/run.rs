@@ -70,7 +70,7 @@ pub fn complete<T: Transport, R: Runtime>(
 /// When the time left on a ticket's lease ends, by the local clock: its deadline while that is
 /// ahead; once it has passed (a ticket from before the last keep-alive: a WIT ticket is a
 /// value, so its deadline is the grant's), the least a lease renewed on schedule has left.
-fn lease_ends(ticket: &Ticket, now: SystemTime) -> SystemTime {
+pub(super) fn lease_ends(ticket: &Ticket, now: SystemTime) -> SystemTime {
     if ticket.deadline > now {
         return ticket.deadline;
     }
