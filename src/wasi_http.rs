@@ -27,14 +27,23 @@ impl Transport for WasiHttp {
             .saturating_add((timeouts.connect + timeouts.response).as_nanos() as u64);
         let outgoing = outgoing_request(&request)?;
         let body = outgoing.body().map_err(|_| other("request body unavailable"))?;
-        write_body(&body, request.body())?;
         let options = RequestOptions::new();
         // A host may refuse to take a timeout; the deadline below still holds.
         let _ = options.set_connect_timeout(Some(timeouts.connect.as_nanos() as u64));
         let _ = options.set_first_byte_timeout(Some(timeouts.response.as_nanos() as u64));
         let _ = options.set_between_bytes_timeout(Some(timeouts.response.as_nanos() as u64));
+        // The body is written after the request is handed over: a host buffers only so much
+        // of it before sending, so a body written first (a Put Blob's) would wait forever.
         let future = outgoing_handler::handle(outgoing, Some(options)).map_err(classify)?;
-        OutgoingBody::finish(body, None).map_err(classify)?;
+        if write_body(&body, request.body(), deadline).is_ok() {
+            // A body that failed to finish fails the request; its answer below says how.
+            let _ = OutgoingBody::finish(body, None);
+        } else {
+            // Dropped unfinished, the body tells the host the request is incomplete. The
+            // answer still decides: an early refusal from the service, or the host's reason
+            // (a refused connection is no ambiguous exchange), or the deadline.
+            drop(body);
+        }
 
         let timer = monotonic_clock::subscribe_instant(deadline);
         let ready = future.subscribe();
@@ -86,17 +95,42 @@ fn outgoing_request(request: &Request) -> Result<OutgoingRequest, TransportError
     Ok(outgoing)
 }
 
-fn write_body(body: &OutgoingBody, bytes: &[u8]) -> Result<(), TransportError> {
+/// Writes as fast as the host takes it, never past `deadline`.
+fn write_body(body: &OutgoingBody, bytes: &[u8], deadline: u64) -> Result<(), TransportError> {
     if bytes.is_empty() {
         return Ok(());
     }
     let stream = body.write().map_err(|_| other("request body stream unavailable"))?;
-    for chunk in bytes.chunks(4096) {
-        stream.blocking_write_and_flush(chunk).map_err(|_| {
-            TransportError::new(TransportErrorKind::Interrupted, "request body write failed")
-        })?;
+    // Declared after the stream, so dropped before it, as the pollable's parent requires.
+    let writable = stream.subscribe();
+    let timer = monotonic_clock::subscribe_instant(deadline);
+    let broke =
+        |_| TransportError::new(TransportErrorKind::Interrupted, "request body write failed");
+    let mut rest = bytes;
+    let mut flushing = false;
+    loop {
+        let permitted = stream.check_write().map_err(broke)? as usize;
+        if permitted == 0 {
+            if wasi::io::poll::poll(&[&writable, &timer]).contains(&1) {
+                return Err(TransportError::new(
+                    TransportErrorKind::Timeout,
+                    "request body not taken in time",
+                ));
+            }
+            continue;
+        }
+        if rest.is_empty() {
+            if flushing {
+                return Ok(());
+            }
+            stream.flush().map_err(broke)?;
+            flushing = true;
+            continue;
+        }
+        let (chunk, after) = rest.split_at(permitted.min(rest.len()));
+        stream.write(chunk).map_err(broke)?;
+        rest = after;
     }
-    Ok(())
 }
 
 fn read_response(
