@@ -13,7 +13,7 @@ impl Blob {
         let id = header("x-ms-lease-id").unwrap_or_default();
         let proposed = header("x-ms-proposed-lease-id").unwrap_or_default();
         let granted =
-            |id: &str| (200, vec![("x-ms-lease-id".to_string(), id.to_string())], String::new());
+            |id: &str| (200, vec![("x-ms-lease-id".to_string(), id.to_string())], Vec::new());
         match (header("x-ms-lease-action").as_deref(), self.lease.clone()) {
             (Some("acquire"), lease) => {
                 let seconds = header("x-ms-lease-duration").and_then(|d| d.parse::<i64>().ok());
@@ -88,7 +88,7 @@ impl Blob {
                     return error(409, "LeaseIdMismatchWithLeaseOperation");
                 }
                 self.lease = Lease::Available;
-                (200, vec![], String::new())
+                (200, vec![], Vec::new())
             }
             (Some("break"), lease) => {
                 self.break_lease(lease, header("x-ms-lease-break-period"), now)
@@ -129,7 +129,7 @@ impl Blob {
         if let Some((id, until)) = until {
             self.lease = Lease::Breaking { id, until };
         }
-        (202, vec![("x-ms-lease-time".into(), seconds.to_string())], String::new())
+        (202, vec![("x-ms-lease-time".into(), seconds.to_string())], Vec::new())
     }
 }
 

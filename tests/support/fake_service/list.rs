@@ -27,6 +27,7 @@ impl FakeService {
             etag: state.next_etag,
             lease: Lease::Available,
             metadata: metadata.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            body: Vec::new(),
         };
         state.blobs.insert((container.to_string(), name.to_string()), blob);
     }
@@ -78,7 +79,7 @@ impl State {
         }
         let next = names.next().map(|((_, name), _)| encode_marker(name)).unwrap_or_default();
         xml.push_str(&format!("</Blobs><NextMarker>{next}</NextMarker></EnumerationResults>"));
-        (200, vec![("content-type".into(), "application/xml".into())], xml)
+        (200, vec![("content-type".into(), "application/xml".into())], xml.into_bytes())
     }
 }
 

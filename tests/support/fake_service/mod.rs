@@ -1,5 +1,5 @@
 //! An in-memory Blob service with Azure's lease state machine, ETags, conditional requests,
-//! metadata and paged listing, on the virtual clock.
+//! metadata, paged listing and whole-blob Put/Get, on the virtual clock.
 //!
 //! What it was checked against:
 //! - the lease outcome matrix, error codes and statuses of shared/protocol.md §1.4-§1.5, which
@@ -31,6 +31,7 @@ use std::rc::Rc;
 use std::time::{Duration, SystemTime};
 use traffic_cop::transport::{Request, Response, Timeouts, Transport, TransportError};
 
+mod blob;
 mod lease;
 mod list;
 use lease::settle;
@@ -61,6 +62,7 @@ struct Blob {
     etag: u64,
     lease: Lease,
     metadata: BTreeMap<String, String>,
+    body: Vec<u8>,
 }
 
 #[derive(Default)]
@@ -80,7 +82,7 @@ pub struct FakeService {
     now: Rc<Cell<SystemTime>>,
 }
 
-type Answer = (u16, Vec<(String, String)>, String);
+type Answer = (u16, Vec<(String, String)>, Vec<u8>);
 
 impl FakeService {
     pub fn new(now: Rc<Cell<SystemTime>>) -> FakeService {
@@ -131,7 +133,7 @@ impl FakeService {
         match (request.method().as_str(), blob, query) {
             ("PUT", None, "restype=container") => {
                 if state.containers.insert(container) {
-                    (201, vec![], String::new())
+                    (201, vec![], Vec::new())
                 } else {
                     error(409, "ContainerAlreadyExists")
                 }
@@ -145,7 +147,7 @@ impl FakeService {
                 }
                 let key = (container, blob);
                 if method == "PUT" && query.is_empty() {
-                    return state.create_blob(key, header("if-none-match"));
+                    return state.put_blob(key, request, &header, now);
                 }
                 let etag = state.next_etag;
                 let Some(blob) = state.blobs.get_mut(&key) else {
@@ -162,6 +164,7 @@ impl FakeService {
                         Some(refusal) => refusal,
                         None => blob.head(),
                     },
+                    ("GET", "") => blob.get(),
                     ("PUT", "comp=lease") => {
                         // Every successful lease answer carries the blob's (unchanged) ETag.
                         let (status, mut headers, body) = blob.lease_action(&header, now);
@@ -180,24 +183,6 @@ impl FakeService {
             }
             _ => error(400, "UnsupportedRequest"),
         }
-    }
-}
-
-impl State {
-    fn create_blob(&mut self, key: (String, String), if_none_match: Option<String>) -> Answer {
-        if self.blobs.contains_key(&key) {
-            return if if_none_match.as_deref() == Some("*") {
-                error(409, "BlobAlreadyExists")
-            } else {
-                error(400, "UnsupportedRequest")
-            };
-        }
-        self.next_etag += 1;
-        self.blobs.insert(
-            key,
-            Blob { etag: self.next_etag, lease: Lease::Available, metadata: BTreeMap::new() },
-        );
-        (201, vec![("etag".into(), format!("\"{}\"", self.next_etag))], String::new())
     }
 }
 
@@ -229,7 +214,7 @@ impl Blob {
             ));
         }
         headers.extend(self.metadata.iter().map(|(k, v)| (format!("x-ms-meta-{k}"), v.clone())));
-        (200, headers, String::new())
+        (200, headers, Vec::new())
     }
 
     /// A read carrying `x-ms-lease-id` is answered only while that lease is active and ours
@@ -273,13 +258,13 @@ impl Blob {
             })
             .collect();
         self.etag = etag;
-        (200, vec![("etag".into(), format!("\"{etag}\""))], String::new())
+        (200, vec![("etag".into(), format!("\"{etag}\""))], Vec::new())
     }
 }
 
 fn error(status: u16, code: &str) -> Answer {
     let body = format!("<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>{code}</Code><Message>fake: {code}</Message></Error>");
-    (status, vec![("x-ms-error-code".into(), code.into())], body)
+    (status, vec![("x-ms-error-code".into(), code.into())], body.into_bytes())
 }
 
 impl Transport for FakeService {
@@ -292,6 +277,6 @@ impl Transport for FakeService {
         for (name, value) in headers {
             response = response.header(name, value);
         }
-        Ok(response.body(body.into_bytes()).unwrap())
+        Ok(response.body(body).unwrap())
     }
 }
