@@ -5,7 +5,7 @@ use std::time::{Duration, SystemTime};
 use traffic_cop::config::{Account, Lock, EMULATOR_KEY};
 use traffic_cop::ops::{
     prepare, Acquire, Break, BreakPeriod, CreateBlob, CreateContainer, Inspect, LeaseDuration,
-    LeaseId, ListBlobs, Op,
+    LeaseId, ListBlobs, Op, PutBlob, WriteCondition,
 };
 use traffic_cop::signing::{authorize, signature, string_to_sign};
 
@@ -58,7 +58,7 @@ fn vector_date() -> SystemTime {
 fn every_vector_signs_to_the_published_string_and_signature() {
     let key = base64_decode(EMULATOR_KEY);
     let all = vectors();
-    assert_eq!(all.len(), 11);
+    assert_eq!(all.len(), 12);
     for v in all {
         let url =
             v.url.clone().unwrap_or_else(|| format!("http://127.0.0.1:10000{}", v.path_and_query));
@@ -139,6 +139,22 @@ fn our_requests_match_the_edge_vectors() {
         &CreateBlob,
         "put block blob with a percent-encoded name if-none-match *",
         &encoded_lock,
+    );
+}
+
+/// A request with a body: its length and type are signed (a fenced write's Put Blob).
+#[test]
+fn a_put_blob_with_a_body_matches_its_vector() {
+    let put = PutBlob {
+        contents: b"fenced result",
+        metadata: vec![("tc_fencing_token".into(), "42".into())],
+        condition: WriteCondition::IfAbsent,
+    };
+    let lock = Lock::new(emulator(), "vectors", "results/daily.json").unwrap();
+    assert_op_on_lock_matches(
+        &put,
+        "put block blob with a body and metadata if-none-match *",
+        &lock,
     );
 }
 

@@ -33,6 +33,8 @@ PATH_STYLE = f"http://127.0.0.1:10000/{ACCOUNT}"
 HOST_STYLE = f"https://{ACCOUNT}.blob.core.windows.net"
 ENCODED_NAME = "jobs/nächtlich run ☃ 100%"
 MARKER = "2!72!am9icy9uaWdodGx5+IS8vISE=/MDA5"
+# A fenced write's body: Content-Length and Content-Type are signed only when there is one.
+BODY = b"fenced result"
 
 
 def vectors():
@@ -81,16 +83,32 @@ def vectors():
                 content_type=None,
             ),
         ),
+        (
+            "put block blob with a body and metadata if-none-match *",
+            PATH_STYLE,
+            _block_blob_operations.build_upload_request(
+                f"{PATH_STYLE}/vectors/results/daily.json",
+                version=VERSION,
+                content_length=len(BODY),
+                content=BODY,
+                # As a plain header: the builder leaves its `metadata` dict to a later policy.
+                headers={"x-ms-meta-tc_fencing_token": "42"},
+                if_none_match="*",
+                content_type="application/octet-stream",
+            ),
+        ),
     ]
 
 
 def sign(request):
     """The SDK's string-to-sign and signature for `request`, stamped as our client stamps."""
     request.headers.pop("Accept", None)
-    request.headers.pop("Content-Type", None)
     request.headers["x-ms-date"] = DATE
-    if request.method != "HEAD":
-        request.headers["Content-Length"] = "0"
+    # Our client sends a type with a body only, and always a length except on HEAD.
+    if request.headers.get("Content-Length", "0") == "0":
+        request.headers.pop("Content-Type", None)
+        if request.method != "HEAD":
+            request.headers["Content-Length"] = "0"
     captured = []
     original = authentication.sign_string
 
@@ -120,7 +138,8 @@ def send(port, base, request):
     connection.putheader("Host", host)
     for name, value in request.headers.items():
         connection.putheader(name, value)
-    connection.endheaders()
+    body = request.content if isinstance(request.content, bytes) else None
+    connection.endheaders(body)
     response = connection.getresponse()
     response.read()
     return response.status, response.getheader("x-ms-error-code")
