@@ -168,3 +168,14 @@ fn no_error_carries_a_secret_even_when_the_server_echoes_the_request() {
         assert!(!text.contains(signature.as_str()), "{text}");
     }
 }
+
+#[test]
+fn results_are_not_locks_on_the_board() {
+    let world = World::new();
+    let first = run(&world, "a");
+    write_fenced(&mut world.client(), &first, RESULT, b"from a").unwrap();
+    let account = &first.lock.account;
+    let board = traffic_cop::guard::board(&mut world.client(), account, CONTAINER).unwrap();
+    let names: Vec<&str> = board.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, [first.lock.blob.as_str()], "the data blob is not a lock");
+}

@@ -86,7 +86,9 @@ fn claim_listed<T: Transport, R: Runtime>(
 }
 
 /// Every lock in `container` with its lease state and run record. Blobs whose names are not
-/// valid lock names are left out. A missing container is an empty board.
+/// valid lock names are left out, and so are data blobs written by `write_fenced` (they carry a
+/// fencing token and no run record): results are not locks. A missing container is an empty
+/// board.
 pub fn board<T: Transport, R: Runtime>(
     client: &mut LeaseClient<T, R>,
     account: &Account,
@@ -99,7 +101,7 @@ pub fn board<T: Transport, R: Runtime>(
     let now_ms = super::unix_ms(listed_at);
     Ok(listed
         .into_iter()
-        .filter(|blob| validate_blob(&blob.name).is_ok())
+        .filter(|blob| validate_blob(&blob.name).is_ok() && !is_fenced_data(&blob.metadata))
         .map(|blob| {
             let record = RunRecord::from_metadata(&blob.metadata);
             BoardEntry {
@@ -164,4 +166,10 @@ fn list_all<T: Transport, R: Runtime>(
         "the listing of {container} has more than {MAX_PAGES} pages of {LIST_PAGE_SIZE} blobs; \
          keep the locks in a container of their own"
     )))
+}
+
+/// A blob `write_fenced` wrote: its fencing token, and no run record of its own.
+fn is_fenced_data(metadata: &[(String, String)]) -> bool {
+    let has = |key: &str| metadata.iter().any(|(k, _)| k.eq_ignore_ascii_case(key));
+    has(super::FENCING_TOKEN_METADATA) && !has(super::record::FENCE)
 }

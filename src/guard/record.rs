@@ -3,7 +3,7 @@
 //! to traffic-cop (other keys are not kept).
 
 /// Metadata names: identifiers, because Azurite accepts nothing else (and Azure lowercases).
-const FENCE: &str = "tc_fence";
+pub(super) const FENCE: &str = "tc_fence";
 const START: &str = "tc_start";
 const STOP: &str = "tc_stop";
 const RUNNING: &str = "tc_running";
