@@ -18,8 +18,7 @@ pub fn write_result(settings: &Settings, ticket: &Ticket) -> String {
         Ok(found) => found.map(|data| String::from_utf8_lossy(&data.contents).into_owned()),
         Err(error) => return format!("result write failed: could not read it: {error:?}"),
     };
-    let mut lines: Vec<String> =
-        previous.unwrap_or_default().lines().map(str::to_string).collect();
+    let mut lines: Vec<String> = previous.unwrap_or_default().lines().map(str::to_string).collect();
     lines.push(format!(
         "{} {} {}",
         ticket.fencing_token,
