@@ -30,22 +30,8 @@ impl Op for GetBlob {
         check_status(response)?;
         Ok(BlobContents {
             contents: response.body().clone(),
-            metadata: metadata(response),
+            metadata: super::metadata_headers(response),
             etag: response_header(response, "etag"),
         })
     }
-}
-
-/// The same reading of `x-ms-meta-*` as [`super::Inspect`]'s.
-fn metadata(response: &Response) -> Vec<(String, String)> {
-    let mut metadata: Vec<(String, String)> = response
-        .headers()
-        .iter()
-        .filter_map(|(name, value)| {
-            let key = name.as_str().strip_prefix("x-ms-meta-")?;
-            Some((key.to_string(), value.to_str().ok()?.to_string()))
-        })
-        .collect();
-    metadata.sort();
-    metadata
 }

@@ -24,15 +24,7 @@ impl Op for Inspect {
         let state = response_header(response, "x-ms-lease-state")
             .and_then(|s| LeaseState::parse(&s))
             .ok_or_else(|| unexpected(response, "x-ms-lease-state missing or unknown"))?;
-        let mut metadata: Vec<(String, String)> = response
-            .headers()
-            .iter()
-            .filter_map(|(name, value)| {
-                let key = name.as_str().strip_prefix("x-ms-meta-")?;
-                Some((key.to_string(), value.to_str().ok()?.to_string()))
-            })
-            .collect();
-        metadata.sort();
+        let metadata = super::metadata_headers(response);
         Ok(LockStatus {
             state,
             locked: response_header(response, "x-ms-lease-status").as_deref() == Some("locked"),

@@ -106,6 +106,20 @@ pub(crate) fn lease_grant(response: &Response) -> Result<LeaseGrant, Error> {
     })
 }
 
+/// The blob's metadata from its `x-ms-meta-*` headers, prefix removed, sorted by name.
+pub(crate) fn metadata_headers(response: &Response) -> Vec<(String, String)> {
+    let mut metadata: Vec<(String, String)> = response
+        .headers()
+        .iter()
+        .filter_map(|(name, value)| {
+            let key = name.as_str().strip_prefix("x-ms-meta-")?;
+            Some((key.to_string(), value.to_str().ok()?.to_string()))
+        })
+        .collect();
+    metadata.sort();
+    metadata
+}
+
 /// The service's clock, from the `Date` header.
 pub fn server_time(response: &Response) -> Option<SystemTime> {
     response_header(response, "date").and_then(|d| httpdate::parse_http_date(&d).ok())
