@@ -5,7 +5,9 @@
 //! BlobAlreadyExists` (Azurite, checked before the lease), a failed `If-Match` (also on a
 //! missing blob) is `412 ConditionNotMet`, and a write to a leased blob must carry its lease id.
 
-use super::{error, settle, Answer, Blob, FakeService, Lease, State};
+use super::{
+    error, request_metadata, settle, write_lease, Answer, Blob, FakeService, Lease, State,
+};
 use std::time::SystemTime;
 use traffic_cop::transport::Request;
 
@@ -38,31 +40,13 @@ impl State {
                 if header("if-match").is_some_and(|m| m != format!("\"{}\"", blob.etag)) {
                     return error(412, "ConditionNotMet");
                 }
-                let lease = settle(blob.lease.clone(), now);
-                let held = match &lease {
-                    Lease::Leased { id, .. } | Lease::Breaking { id, .. } => Some(id.clone()),
-                    _ => None,
-                };
-                match (held, lease_id) {
-                    (Some(_), None) => return error(412, "LeaseIdMissing"),
-                    (Some(held), Some(given)) if held != given => {
-                        return error(412, "LeaseIdMismatchWithBlobOperation")
-                    }
-                    (Some(_), Some(_)) => lease,
-                    (None, Some(_)) => return error(412, "LeaseNotPresentWithBlobOperation"),
-                    // A write resets an expired or broken lease.
-                    (None, None) => Lease::Available,
+                match write_lease(settle(blob.lease.clone(), now), lease_id) {
+                    Ok(lease) => lease,
+                    Err(refusal) => return refusal,
                 }
             }
         };
-        let metadata = request
-            .headers()
-            .iter()
-            .filter_map(|(name, value)| {
-                let name = name.as_str().strip_prefix("x-ms-meta-")?;
-                Some((name.to_string(), value.to_str().ok()?.to_string()))
-            })
-            .collect();
+        let metadata = request_metadata(request);
         self.next_etag += 1;
         let etag = self.next_etag;
         self.blobs.insert(key, Blob { etag, lease, metadata, body: request.body().clone() });
