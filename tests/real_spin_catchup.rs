@@ -87,8 +87,11 @@ fn after_all_replicas_were_down_one_catch_up_run_reports_the_missed_due_times() 
         "the catch-up run must report {missed} missed due times: {line:?}\n{all}"
     );
     for t in at_first.iter().filter(|t| t.token.is_none()) {
+        // A follower that looked before the winner recorded its run lost the acquire race and
+        // cannot name the holder yet.
         let winner = format!("held by {}", first.holder);
-        assert!(t.detail.contains("already ran") || t.detail.contains(&winner), "{t:?}\n{all}");
+        let ok = ["already ran", &winner, "held by another instance"];
+        assert!(ok.iter().any(|o| t.detail.contains(o)), "{t:?}\n{all}");
     }
     println!(
         "catch-up on real Spin: last run at {}, back at {}, {missed} missed",
