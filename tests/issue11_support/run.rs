@@ -1,0 +1,95 @@
+#![allow(dead_code)] // each test file uses only part of it
+//! Child processes for the Node, template and SpinKube tests: each runs in a process group of
+//! its own with a time limit, and the whole group is killed when the limit passes, so nothing
+//! a test starts (npm, cargo, node, their children) outlives it.
+
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct Ran {
+    /// `None`: killed at the time limit.
+    pub status: Option<ExitStatus>,
+    pub stdout: String,
+    pub stderr: String,
+    pub took: Duration,
+}
+
+impl Ran {
+    pub fn ok(&self) -> bool {
+        self.status.is_some_and(|s| s.success())
+    }
+
+    /// Everything it printed, for failure messages.
+    pub fn said(&self) -> String {
+        let status = self.status.map_or("killed at its time limit".into(), |s| s.to_string());
+        format!(
+            "({status}, {:?})\n--- stdout\n{}\n--- stderr\n{}",
+            self.took, self.stdout, self.stderr
+        )
+    }
+}
+
+pub fn run(command: &mut Command, limit: Duration) -> Ran {
+    let started = Instant::now();
+    let mut child = command
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"));
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = pipe.read_to_string(&mut text);
+            text
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().unwrap()));
+    let err = drain(Box::new(child.stderr.take().unwrap()));
+    let status = loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            break Some(status);
+        }
+        if started.elapsed() > limit {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // The group goes either way: a finished npm or cargo may leave helpers behind.
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", child.id())])
+        .stderr(Stdio::null())
+        .status();
+    let _ = child.kill();
+    let _ = child.wait();
+    Ran {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+        took: started.elapsed(),
+    }
+}
+
+/// `name` on PATH.
+pub fn on_path(name: &str) -> Result<PathBuf, String> {
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
+        .map(|dir| dir.join(name))
+        .find(|candidate| candidate.is_file())
+        .ok_or_else(|| format!("no {name} on PATH"))
+}
+
+/// A fresh scratch directory under target/issue11 (removed first if a run left it).
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = traffic_cop_host::repo_root()
+        .join("target/issue11")
+        .join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
