@@ -93,3 +93,56 @@ pub fn scratch(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).expect("scratch dir");
     dir
 }
+
+/// A long-running process (`spin up`) in a process group of its own, output to `log`. The
+/// group dies when this is dropped, when the test process dies (a `sh` watcher holds a pipe
+/// from us and kills the group when it closes), and after `life` whatever happens.
+pub struct Background {
+    child: std::process::Child,
+    watch: Option<std::process::ChildStdin>,
+}
+
+const WATCHER: &str = r#"
+exec 3<&0
+life=$1; shift
+(cat <&3 >/dev/null; kill -KILL 0) &
+(sleep "$life"; kill -KILL 0) &
+exec "$@" </dev/null 3<&-
+"#;
+
+impl Background {
+    pub fn start(
+        program: &std::path::Path,
+        args: &[&str],
+        env: &[(String, String)],
+        log: &std::path::Path,
+        life: Duration,
+    ) -> Background {
+        let out = std::fs::File::create(log).expect("log file");
+        let mut command = Command::new("sh");
+        command
+            .args(["-c", WATCHER, "sh", &life.as_secs().max(1).to_string()])
+            .arg(program)
+            .args(args)
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .process_group(0)
+            .stdin(Stdio::piped())
+            .stdout(out.try_clone().expect("log file"))
+            .stderr(out);
+        let mut child = command.spawn().unwrap_or_else(|e| panic!("cannot start {program:?}: {e}"));
+        let watch = child.stdin.take();
+        Background { child, watch }
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.child.id())])
+            .stderr(Stdio::null())
+            .status();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        drop(self.watch.take());
+    }
+}
