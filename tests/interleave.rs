@@ -9,18 +9,17 @@ mod support;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Sender};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, UNIX_EPOCH};
 use support::fake_service::FakeService;
+use support::threaded::{xorshift as next, Answer, Channel, Clock};
 use traffic_cop::guard::{self, Decision, GuardOptions, Outcome, Schedule};
-use traffic_cop::transport::{Request, Response, Runtime, Timeouts, Transport, TransportError};
+use traffic_cop::transport::{Request, Timeouts, Transport};
 use traffic_cop::{LeaseClient, Lock};
 
 const CONTENDERS: usize = 4;
 const TICKS: usize = 12;
 /// Longer than the lease, so a crash costs at most the due time it happened in.
 const INTERVAL: u64 = 20;
-
-type Answer = Result<Response, TransportError>;
 
 // One message at a time through a channel: boxing the request would buy nothing.
 #[allow(clippy::large_enum_variant)]
@@ -37,39 +36,6 @@ enum Msg {
     Done,
 }
 
-struct Channel(Sender<Msg>);
-
-impl Transport for Channel {
-    fn send(&mut self, request: Request, _: Timeouts) -> Answer {
-        let (tx, rx) = channel();
-        self.0.send(Msg::Send(request, tx)).unwrap();
-        rx.recv().unwrap()
-    }
-}
-
-/// Virtual time shared by all threads (ms since the epoch); sleeping moves it.
-struct Clock(Arc<AtomicU64>, std::cell::Cell<u64>);
-
-impl Runtime for Clock {
-    fn now(&self) -> SystemTime {
-        UNIX_EPOCH + Duration::from_millis(self.0.load(Ordering::SeqCst))
-    }
-    fn sleep(&self, duration: Duration) {
-        self.0.fetch_add(duration.as_millis() as u64, Ordering::SeqCst);
-    }
-    fn random_u64(&self) -> u64 {
-        self.1.set(next(&mut self.1.get()));
-        self.1.get()
-    }
-}
-
-fn next(seed: &mut u64) -> u64 {
-    *seed ^= *seed << 13;
-    *seed ^= *seed >> 7;
-    *seed ^= *seed << 17;
-    *seed
-}
-
 /// The fencing token of a record write that closes a run (`tc_running: false`).
 fn closing_write(request: &Request) -> Option<u64> {
     let header = |name: &str| request.headers().get(name)?.to_str().ok();
@@ -81,9 +47,13 @@ fn lock() -> Lock {
     Lock::parse(support::EMULATOR, "interleave", "job").unwrap()
 }
 
+fn channel_to(scheduler: &Sender<Msg>) -> Channel<Msg> {
+    Channel { to_scheduler: scheduler.clone(), wrap: Msg::Send }
+}
+
 fn contender(id: usize, tx: Sender<Msg>, ms: Arc<AtomicU64>, seed: u64) {
     let mut client =
-        LeaseClient::new(Channel(tx.clone()), Clock(ms.clone(), std::cell::Cell::new(seed)));
+        LeaseClient::new(channel_to(&tx), Clock(ms.clone(), std::cell::Cell::new(seed)));
     let options = GuardOptions::new(&format!("c{id}"), 15, INTERVAL, None).unwrap();
     let mut jitter = seed | 1;
     let first_tick = (ms.load(Ordering::SeqCst) / 1000 / INTERVAL + 1) * INTERVAL * 1000;

@@ -2,13 +2,13 @@
 //! lock in a container. Both start from List Blobs (one round trip per 200 blobs).
 
 use super::invoke::{attempt, guarded_invoke, Attempt};
-use super::{Decision, GuardOptions, RunRecord, SkipReason, Ticket};
+use super::pages::Pages;
+use super::{decide, Decision, GuardOptions, RunRecord, SkipReason, Ticket, Verdict};
 use crate::client::LeaseClient;
 use crate::config::{validate_blob, Account, Lock};
 use crate::error::Error;
-use crate::ops::{CreateContainer, LeaseState, ListBlobs, ListedBlob};
+use crate::ops::{LeaseState, ListedBlob, LIST_PAGE_SIZE};
 use crate::transport::{Runtime, Transport};
-use std::time::SystemTime;
 
 /// One lock as the board shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,9 +25,16 @@ pub struct BoardEntry {
 
 /// Claims up to `max` due items of `items` (blob names in `container`), each with its own
 /// lease, record and fencing token. Items held by others or run in this interval are skipped.
-/// Workers start at a random item, so several claiming at once spread out instead of queueing
-/// on the same locks. If some tickets were granted before a failure, they are returned (their
-/// work should go ahead); the error is returned only when none were.
+/// If some tickets were granted before a failure, they are returned (their work should go
+/// ahead); the error is returned only when none were.
+///
+/// The listing is worked one page at a time, as it arrives, so memory holds one page (plus a
+/// flag per item) and each listed blob is found by binary search. Within each page a worker
+/// starts at its own random fraction of the due items and walks on from there; when an attempt
+/// finds the item taken since the listing (409/412), it has run into another worker's stretch
+/// and moves on to the next page instead of trailing that worker item by item. So workers
+/// claiming at once split each page for about one wasted request each, and an item nobody
+/// reached is found by the next `claim` (call it until it returns no tickets).
 pub fn claim<T: Transport, R: Runtime>(
     client: &mut LeaseClient<T, R>,
     account: &Account,
@@ -36,52 +43,115 @@ pub fn claim<T: Transport, R: Runtime>(
     options: &GuardOptions,
     max: u32,
 ) -> Result<Vec<Ticket>, Error> {
-    let locks: Vec<Lock> = items
-        .iter()
-        .map(|item| Lock::new(account.clone(), container, item))
-        .collect::<Result<_, _>>()?;
-    let (listed, listed_at) = list_all(client, account, container, true)?;
-    let offset = match locks.len() {
-        0 => 0,
-        n => (client.runtime().random_u64() % n as u64) as usize,
-    };
-    let mut tickets = Vec::new();
-    for lock in locks.iter().cycle().skip(offset).take(locks.len()) {
-        if tickets.len() >= max as usize {
-            break;
-        }
-        let outcome = match listed.iter().find(|b| b.name == lock.blob) {
-            Some(blob) => claim_listed(client, lock, options, blob, listed_at),
-            // Not listed, so never used: the single-lock path creates the blob and decides.
-            None => match guarded_invoke(client, lock, options) {
-                Decision::Run(ticket) => Ok(Some(ticket)),
-                Decision::Skip(SkipReason::Error(error)) => Err(error),
-                Decision::Skip(_) => Ok(None),
-            },
+    let mut wanted = Wanted::new(account, container, items)?;
+    let fraction = client.runtime().random_u64();
+    let mut pages = Pages::new(account, container, true)?;
+    let mut claimed = Claimed { tickets: Vec::new(), max: max as usize };
+    loop {
+        let (blobs, listed_at) = match pages.next(client) {
+            Ok(Some(page)) => page,
+            Ok(None) => break,
+            Err(error) => return claimed.failed(error),
         };
-        match outcome {
-            Ok(Some(ticket)) => tickets.push(ticket),
-            Ok(None) => {}
-            Err(error) if tickets.is_empty() => return Err(error),
-            Err(_) => break,
+        let due: Vec<(usize, &ListedBlob, RunRecord)> = blobs
+            .iter()
+            .filter_map(|blob| Some((wanted.mark_listed(&blob.name)?, blob)))
+            .map(|(index, blob)| (index, blob, RunRecord::from_metadata(&blob.metadata)))
+            .filter(|(_, blob, record)| {
+                matches!(decide(record, blob.state, listed_at, options), Verdict::Contend { .. })
+            })
+            .collect();
+        for (index, blob, record) in rotated(&due, fraction) {
+            if claimed.full() {
+                return Ok(claimed.tickets);
+            }
+            let (lock, etag) = (&wanted.locks[*index], blob.etag.clone());
+            match attempt(client, lock, options, record, blob.state, etag, listed_at) {
+                Ok(Attempt::Run(ticket)) => claimed.tickets.push(ticket),
+                // Taken since the listing: the rest of this page is another worker's stretch.
+                Ok(Attempt::Changed | Attempt::Skip(SkipReason::HeldByOther { .. })) => break,
+                Ok(Attempt::Skip(_)) => {}
+                Err(error) => return claimed.failed(error),
+            }
         }
     }
-    Ok(tickets)
+    // Never listed, so never used: the single-lock path creates the blob and decides. Worked
+    // in page-sized stretches like the listing, for the same spreading.
+    let unlisted: Vec<usize> = wanted.unlisted().collect();
+    for stretch in unlisted.chunks(LIST_PAGE_SIZE as usize) {
+        for index in rotated(stretch, fraction) {
+            if claimed.full() {
+                return Ok(claimed.tickets);
+            }
+            match guarded_invoke(client, &wanted.locks[*index], options) {
+                Decision::Run(ticket) => claimed.tickets.push(ticket),
+                Decision::Skip(SkipReason::Error(error)) => return claimed.failed(error),
+                // Someone created or took it since our listing: the rest is their stretch.
+                Decision::Skip(_) => break,
+            }
+        }
+    }
+    Ok(claimed.tickets)
 }
 
-fn claim_listed<T: Transport, R: Runtime>(
-    client: &mut LeaseClient<T, R>,
-    lock: &Lock,
-    options: &GuardOptions,
-    blob: &ListedBlob,
-    listed_at: SystemTime,
-) -> Result<Option<Ticket>, Error> {
-    let record = RunRecord::from_metadata(&blob.metadata);
-    match attempt(client, lock, options, &record, blob.state, blob.etag.clone(), listed_at)? {
-        Attempt::Run(ticket) => Ok(Some(ticket)),
-        Attempt::Skip(_) => Ok(None),
-        // Changed since the listing: someone else is working this item; leave it to them.
-        Attempt::Changed => Ok(None),
+struct Claimed {
+    tickets: Vec<Ticket>,
+    max: usize,
+}
+
+impl Claimed {
+    fn full(&self) -> bool {
+        self.tickets.len() >= self.max
+    }
+
+    /// Tickets already granted stand (their work should go ahead); the error only when none were.
+    fn failed(self, error: Error) -> Result<Vec<Ticket>, Error> {
+        if self.tickets.is_empty() {
+            Err(error)
+        } else {
+            Ok(self.tickets)
+        }
+    }
+}
+
+/// `slice` walked once around, starting `fraction` (of `u64::MAX`) of the way along it.
+fn rotated<X>(slice: &[X], fraction: u64) -> impl Iterator<Item = &X> {
+    let start = ((u128::from(fraction) * slice.len() as u128) >> 64) as usize;
+    slice[start..].iter().chain(&slice[..start])
+}
+
+/// The items asked for: their locks (all validated before any request), their indices sorted
+/// by name for lookup, and which of them the listing showed.
+struct Wanted {
+    locks: Vec<Lock>,
+    by_name: Vec<usize>,
+    listed: Vec<bool>,
+}
+
+impl Wanted {
+    fn new(account: &Account, container: &str, items: &[String]) -> Result<Wanted, Error> {
+        let locks: Vec<Lock> = items
+            .iter()
+            .map(|item| Lock::new(account.clone(), container, item))
+            .collect::<Result<_, _>>()?;
+        let mut by_name: Vec<usize> = (0..locks.len()).collect();
+        by_name.sort_by(|a, b| locks[*a].blob.cmp(&locks[*b].blob));
+        // An item named twice is claimed once.
+        by_name.dedup_by(|a, b| locks[*a].blob == locks[*b].blob);
+        let listed = vec![false; locks.len()];
+        Ok(Wanted { locks, by_name, listed })
+    }
+
+    /// The index of the item named `name`, if it was asked for; remembers that it was listed.
+    fn mark_listed(&mut self, name: &str) -> Option<usize> {
+        let found = self.by_name.binary_search_by(|i| self.locks[*i].blob.as_str().cmp(name));
+        let index = self.by_name[found.ok()?];
+        self.listed[index] = true;
+        Some(index)
+    }
+
+    fn unlisted(&self) -> impl Iterator<Item = usize> + '_ {
+        self.by_name.iter().copied().filter(|i| !self.listed[*i])
     }
 }
 
@@ -94,78 +164,33 @@ pub fn board<T: Transport, R: Runtime>(
     account: &Account,
     container: &str,
 ) -> Result<Vec<BoardEntry>, Error> {
-    let (listed, listed_at) = match list_all(client, account, container, false) {
-        Err(Error::NotFound(_)) => return Ok(Vec::new()),
-        other => other?,
-    };
-    let now_ms = super::unix_ms(listed_at);
-    Ok(listed
-        .into_iter()
-        .filter(|blob| validate_blob(&blob.name).is_ok() && !is_fenced_data(&blob.metadata))
-        .map(|blob| {
-            let record = RunRecord::from_metadata(&blob.metadata);
-            BoardEntry {
-                next_due_ms: record.next_due_ms(),
-                overdue: record.overdue(now_ms),
-                record,
-                name: blob.name,
-                state: blob.state,
-            }
-        })
-        .collect())
-}
-
-/// All pages of the listing, and the service time of the first page. With `create`, a missing
-/// container is created and reads as empty. Paging stops with an error (never silently) when a
-/// marker comes back a second time, which would loop, or after `MAX_PAGES` pages.
-fn list_all<T: Transport, R: Runtime>(
-    client: &mut LeaseClient<T, R>,
-    account: &Account,
-    container: &str,
-    create: bool,
-) -> Result<(Vec<ListedBlob>, SystemTime), Error> {
-    // 50 000 blobs: far more locks than a timer tick can visit, and a bound on the time a
-    // misbehaving or enormous listing can take.
-    const MAX_PAGES: usize = 250;
-    use crate::error::ServiceError;
-    use crate::ops::LIST_PAGE_SIZE;
-    let stop = |message: String| {
-        Error::Service(ServiceError { status: 200, code: None, request_id: None, message })
-    };
-    // The blob name is a placeholder: listing addresses the container only.
-    let lock = Lock::new(account.clone(), container, "-")?;
-    let mut blobs = Vec::new();
-    let mut marker = None;
-    let mut seen: Vec<String> = Vec::new();
-    let mut listed_at = None;
-    for _ in 0..MAX_PAGES {
-        let page = match client.execute(&lock, &ListBlobs { marker: marker.take() }) {
-            Err(Error::NotFound(_)) if create => {
-                client.execute(&lock, &CreateContainer)?;
-                return Ok((Vec::new(), client.runtime().now()));
-            }
-            other => other?,
+    let mut pages = Pages::new(account, container, false)?;
+    let mut entries = Vec::new();
+    loop {
+        let (blobs, listed_at) = match pages.next(client) {
+            Err(Error::NotFound(_)) => return Ok(Vec::new()),
+            other => match other? {
+                Some(page) => page,
+                None => return Ok(entries),
+            },
         };
-        listed_at = listed_at.or(page.server_time);
-        blobs.extend(page.blobs);
-        match page.next_marker {
-            None => return Ok((blobs, listed_at.unwrap_or_else(|| client.runtime().now()))),
-            Some(next) if seen.contains(&next) => {
-                return Err(stop(format!(
-                    "unexpected response: the listing of {container} returned marker {next:?} \
-                     twice; stopped instead of looping"
-                )))
-            }
-            Some(next) => {
-                seen.push(next.clone());
-                marker = Some(next);
-            }
-        }
+        let now_ms = super::unix_ms(listed_at);
+        entries.extend(
+            blobs
+                .into_iter()
+                .filter(|blob| validate_blob(&blob.name).is_ok() && !is_fenced_data(&blob.metadata))
+                .map(|blob| {
+                    let record = RunRecord::from_metadata(&blob.metadata);
+                    BoardEntry {
+                        next_due_ms: record.next_due_ms(),
+                        overdue: record.overdue(now_ms),
+                        record,
+                        name: blob.name,
+                        state: blob.state,
+                    }
+                }),
+        );
     }
-    Err(stop(format!(
-        "the listing of {container} has more than {MAX_PAGES} pages of {LIST_PAGE_SIZE} blobs; \
-         keep the locks in a container of their own"
-    )))
 }
 
 /// A blob `write_fenced` wrote: its fencing token, and no run record of its own.

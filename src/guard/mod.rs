@@ -19,6 +19,7 @@ mod decide;
 mod fenced;
 mod invoke;
 mod items;
+mod pages;
 mod record;
 mod run;
 mod schedule;

@@ -6,6 +6,7 @@ pub mod fake_service;
 pub mod fake_world;
 pub mod hooked;
 pub mod scripted;
+pub mod threaded;
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
