@@ -8,6 +8,7 @@ pub mod azurite;
 pub mod chaos;
 pub mod component;
 pub mod faults;
+pub mod guests;
 pub mod proxy;
 pub mod soak;
 pub mod spin;
