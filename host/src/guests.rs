@@ -33,10 +33,7 @@ impl VariablesHost for State {
     }
 }
 
-/// The guest languages and where `scripts/build-guests` puts their components.
-pub const LANGUAGES: [&str; 2] = ["python", "js"];
-
-/// `target/guests/<language>_job.wasm`, when it is there and newer than its sources; `Err`
+/// `target/guests/<language>_job.wasm` (`python` or `js`, from `scripts/build-guests`), when it is there and newer than its sources; `Err`
 /// says why not (a missing toolchain is a skip outside CI, see `spin::or_skip`). A stale
 /// build is never run: that panics.
 pub fn guest_wasm(language: &str) -> Result<PathBuf, String> {
@@ -44,7 +41,7 @@ pub fn guest_wasm(language: &str) -> Result<PathBuf, String> {
     let wasm = root.join("target/guests").join(format!("{language}_job.wasm"));
     if !wasm.is_file() {
         return Err(format!(
-            "{} missing: run scripts/guest-tools and scripts/build-guests",
+            "{} missing: run scripts/build-guests (it installs the pinned toolchains)",
             wasm.display()
         ));
     }
