@@ -33,9 +33,9 @@ impl VariablesHost for State {
     }
 }
 
-/// `target/guests/<language>_job.wasm` (`python` or `js`, from `scripts/build-guests`), when it is there and newer than its sources; `Err`
-/// says why not (a missing toolchain is a skip outside CI, see `spin::or_skip`). A stale
-/// build is never run: that panics.
+/// `target/guests/<language>_job.wasm` (`python` or `js`, from `scripts/build-guests`), when
+/// it is there and newer than its sources; `Err` says why not (a missing toolchain is a skip
+/// outside CI, see `spin::or_skip`). A stale build is never run: that panics.
 pub fn guest_wasm(language: &str) -> Result<PathBuf, String> {
     let root = crate::repo_root();
     let wasm = root.join("target/guests").join(format!("{language}_job.wasm"));
