@@ -113,10 +113,15 @@ def profile(module):
 
 
 def crate_of(name):
-    name = re.sub(r"^_ZN|^_R", "", name)
-    m = re.match(r"(?:<)?(?:\d+)?([A-Za-z_][A-Za-z0-9_]*)", name)
-    head = m.group(1) if m else name
-    return head
+    """The crate a symbol belongs to: the first path segment, for legacy (`_ZN`, demangled
+    below) and v0 (`_R`) manglings alike; export shims and C symbols keep their own names."""
+    if name.startswith("_R"):
+        m = re.search(r"C(?:s[0-9A-Za-z_]*_)?(\d+)", name)
+        if m:
+            start = m.end()
+            return name[start:start + int(m.group(1))]
+    m = re.match(r"[_<]*([A-Za-z_][A-Za-z0-9_]*)(::|$)", name)
+    return m.group(1) if m and m.group(2) else name.split("#")[0]
 
 
 def demangle(name):
@@ -153,7 +158,7 @@ def main():
             continue
         by_crate = defaultdict(int)
         for idx, size in bodies:
-            by_crate[crate_of(demangle(names.get(idx, "?")).lstrip("<"))] += size
+            by_crate[crate_of(demangle(names.get(idx, "?")))] += size
         print("  by crate (approximate: generic code counts where it is instantiated):")
         for crate, size in sorted(by_crate.items(), key=lambda kv: -kv[1])[:15]:
             print(f"    {size:8d}  {crate}")

@@ -9,7 +9,7 @@ use crate::ops::{
     LeaseDuration, LeaseGrant, LeaseId, LockStatus, Op, Release, Renew,
 };
 use crate::retry::{retry_after, should_retry, was_ambiguous, RetryPolicy};
-use crate::transport::{Runtime, Timeouts, Transport, TransportError};
+use crate::transport::{Request, Response, Runtime, Timeouts, Transport, TransportError};
 use std::time::{Duration, SystemTime};
 
 pub struct LeaseClient<T, R> {
@@ -144,9 +144,32 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
         op: &O,
         by: Option<SystemTime>,
     ) -> Result<O::Output, Error> {
+        let mut signatures = Vec::new();
+        let result = self.exchange(lock, &|lock| op.request(lock), by, &mut signatures).and_then(
+            |(response, ambiguous, sent_at)| {
+                let result = if ambiguous {
+                    op.interpret_after_ambiguous(&response)
+                } else {
+                    op.interpret(&response)
+                };
+                result.map_err(|e| e.with_clock_skew(sent_at, crate::ops::server_time(&response)))
+            },
+        );
+        result.map_err(|error| redact(error, lock, &signatures))
+    }
+
+    /// The attempts of one call: the answer, whether an earlier attempt's outcome was unknown,
+    /// and when the answered attempt was sent. Not generic over the verb, so the component
+    /// carries one copy of this loop instead of one per verb.
+    fn exchange(
+        &mut self,
+        lock: &Lock,
+        request: &dyn Fn(&Lock) -> Request,
+        by: Option<SystemTime>,
+        signatures: &mut Vec<String>,
+    ) -> Result<(Response, bool, SystemTime), Error> {
         // One id for every attempt of this call, so the service's logs tie retries together.
         let client_request_id = LeaseId::random(&self.runtime);
-        let mut signatures = Vec::new();
         let mut ambiguous = false;
         let mut attempt = 1;
         let (outcome, sent_at) = loop {
@@ -158,7 +181,7 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
                     _ => return Err(lease_time_ran_out(attempt > 1)),
                 },
             };
-            let mut request = op.request(lock);
+            let mut request = request(lock);
             request
                 .headers_mut()
                 .insert("x-ms-client-request-id", crate::ops::header(client_request_id.as_str()));
@@ -184,18 +207,10 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
             self.runtime.sleep(wait);
             attempt += 1;
         };
-        let result = match outcome {
-            Ok(response) => {
-                let result = if ambiguous {
-                    op.interpret_after_ambiguous(&response)
-                } else {
-                    op.interpret(&response)
-                };
-                result.map_err(|e| e.with_clock_skew(sent_at, crate::ops::server_time(&response)))
-            }
+        match outcome {
+            Ok(response) => Ok((response, ambiguous, sent_at)),
             Err(error) => Err(Error::Transport(error)),
-        };
-        result.map_err(|error| redact(error, lock, &signatures))
+        }
     }
 }
 

@@ -102,7 +102,7 @@ pub fn canonical_resource(request: &Request, account_name: &str) -> String {
     for pair in request.uri().query().unwrap_or("").split('&').filter(|p| !p.is_empty()) {
         let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
         let (name, value) =
-            (percent::decode(name, true).to_lowercase(), percent::decode(value, true));
+            (percent::decode(name, true).to_ascii_lowercase(), percent::decode(value, true));
         match params.iter_mut().find(|(n, _)| *n == name) {
             Some((_, values)) => values.push(value),
             None => params.push((name, vec![value])),

@@ -221,6 +221,16 @@ impl Instance {
         let guard = self.provider.traffic_cop_lease0_2_0_guard();
         guard.call_complete(&mut self.store, ticket, outcome).expect("no trap")
     }
+    pub fn claim_v2(
+        &mut self,
+        location: &v2::Location,
+        items: &[String],
+        options: &v2::GuardOptions,
+        max: u32,
+    ) -> Result<Vec<v2::Ticket>, LeaseError> {
+        let guard = self.provider.traffic_cop_lease0_2_0_guard();
+        guard.call_claim(&mut self.store, location, items, options, max).expect("no trap")
+    }
     pub fn board_v2(&mut self, location: &v2::Location) -> Result<Vec<v2::BoardEntry>, LeaseError> {
         let guard = self.provider.traffic_cop_lease0_2_0_guard();
         guard.call_board(&mut self.store, location).expect("no trap")

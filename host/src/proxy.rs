@@ -1,5 +1,6 @@
 //! A loopback TCP proxy in front of Azurite that counts HTTP requests, so tests can assert how
-//! many round trips a call through the component really took.
+//! many round trips a call through the component really took, and answers by status, so the
+//! benchmark can count wasted (409/412) requests.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -9,6 +10,8 @@ use std::sync::Arc;
 pub struct CountingProxy {
     pub port: u16,
     requests: Arc<AtomicU64>,
+    /// Answers by status code, 100..=599.
+    statuses: Arc<Vec<AtomicU64>>,
     stop: Arc<AtomicBool>,
 }
 
@@ -17,8 +20,9 @@ impl CountingProxy {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let requests = Arc::new(AtomicU64::new(0));
+        let statuses: Arc<Vec<AtomicU64>> = Arc::new((0..600).map(|_| AtomicU64::new(0)).collect());
         let stop = Arc::new(AtomicBool::new(false));
-        let (count, stopped) = (requests.clone(), stop.clone());
+        let (count, by_status, stopped) = (requests.clone(), statuses.clone(), stop.clone());
         std::thread::spawn(move || {
             for client in listener.incoming() {
                 if stopped.load(Ordering::SeqCst) {
@@ -28,18 +32,23 @@ impl CountingProxy {
                 let Ok(server) = TcpStream::connect(("127.0.0.1", target_port)) else {
                     continue;
                 };
-                let count = count.clone();
+                let (count, by_status) = (count.clone(), by_status.clone());
                 let (client_read, server_write) =
                     (client.try_clone().unwrap(), server.try_clone().unwrap());
-                std::thread::spawn(move || pipe(client_read, server_write, Some(count)));
-                std::thread::spawn(move || pipe(server, client, None));
+                std::thread::spawn(move || pipe(client_read, server_write, Tally::Requests(count)));
+                std::thread::spawn(move || pipe(server, client, Tally::Statuses(by_status)));
             }
         });
-        CountingProxy { port, requests, stop }
+        CountingProxy { port, requests, statuses, stop }
     }
 
     pub fn requests(&self) -> u64 {
         self.requests.load(Ordering::SeqCst)
+    }
+
+    /// Answers so far whose status is one of `codes`.
+    pub fn answered(&self, codes: &[u16]) -> u64 {
+        codes.iter().map(|c| self.statuses[usize::from(*c)].load(Ordering::SeqCst)).sum()
     }
 }
 
@@ -51,10 +60,17 @@ impl Drop for CountingProxy {
     }
 }
 
+enum Tally {
+    Requests(Arc<AtomicU64>),
+    Statuses(Arc<Vec<AtomicU64>>),
+}
+
 /// Copies until either side closes. Request heads are counted by their `HTTP/1.1` request line
-/// ending; our request bodies are empty, so nothing else can match.
-fn pipe(mut from: TcpStream, mut to: TcpStream, count: Option<Arc<AtomicU64>>) {
-    const MARK: &[u8] = b" HTTP/1.1\r\n";
+/// ending, answers by their status line's start; our bodies (empty requests, XML answers)
+/// cannot contain either.
+fn pipe(mut from: TcpStream, mut to: TcpStream, tally: Tally) {
+    const REQUEST: &[u8] = b" HTTP/1.1\r\n";
+    const ANSWER: &[u8] = b"HTTP/1.1 ";
     let mut buf = [0u8; 16 * 1024];
     let mut carry: Vec<u8> = Vec::new();
     loop {
@@ -62,13 +78,26 @@ fn pipe(mut from: TcpStream, mut to: TcpStream, count: Option<Arc<AtomicU64>>) {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
-        if let Some(count) = &count {
-            carry.extend_from_slice(&buf[..n]);
-            let found = carry.windows(MARK.len()).filter(|w| *w == MARK).count();
-            count.fetch_add(found as u64, Ordering::SeqCst);
-            let keep = carry.len().min(MARK.len() - 1);
-            carry.drain(..carry.len() - keep);
-        }
+        carry.extend_from_slice(&buf[..n]);
+        // Matches are counted once they are whole; what might be the start of one is kept.
+        let keep = match &tally {
+            Tally::Requests(count) => {
+                let found = carry.windows(REQUEST.len()).filter(|w| *w == REQUEST).count();
+                count.fetch_add(found as u64, Ordering::SeqCst);
+                REQUEST.len() - 1
+            }
+            Tally::Statuses(statuses) => {
+                let whole = ANSWER.len() + 3;
+                for window in carry.windows(whole).filter(|w| w.starts_with(ANSWER)) {
+                    let code = std::str::from_utf8(&window[ANSWER.len()..]).ok();
+                    if let Some(code) = code.and_then(|c| c.parse::<usize>().ok()) {
+                        statuses[code.min(599)].fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+                whole - 1
+            }
+        };
+        carry.drain(..carry.len() - carry.len().min(keep));
         if to.write_all(&buf[..n]).is_err() {
             break;
         }

@@ -3,9 +3,14 @@
 //!   cycle, as a serverless host does), round trips and median/p99 latency;
 //! - the same cycle with the Azure SDK for Python (pinned, `api_version` 2025-11-05), and the ratio;
 //! - the release `.wasm` size, and the time to instantiate a pre-compiled component;
-//! - takeover time after a crash (lease expiry) and after a graceful release.
+//! - takeover time after a crash (lease expiry) and after a graceful release;
+//! - the blackboard at scale: 16 workers claiming 1,000 and 10,000 items, against the naive
+//!   baseline (every worker tries every item) at 1,000.
 //!
-//! Run it with `scripts/bench [cycles]`.
+//! Run it with `scripts/bench [cycles] [items]`.
+
+mod blackboard;
+mod floor;
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -18,6 +23,7 @@ use traffic_cop_host::{repo_root, EMULATOR_KEY_B64};
 
 fn main() {
     let cycles: usize = std::env::args().nth(1).and_then(|n| n.parse().ok()).unwrap_or(200);
+    let items: usize = std::env::args().nth(2).and_then(|n| n.parse().ok()).unwrap_or(10_000);
     let azurite = Azurite::start();
     let proxy = CountingProxy::start(azurite.port);
     let connection_string = connection_string_for_port(proxy.port, EMULATOR_KEY_B64);
@@ -44,6 +50,22 @@ fn main() {
         })
         .collect();
     let component_trips = (proxy.requests() - before) as f64 / cycles as f64;
+
+    // The floor: the same two requests from a minimal native client, same proxy, same Azurite.
+    let key = {
+        use base64::Engine;
+        base64::engine::general_purpose::STANDARD.decode(EMULATOR_KEY_B64).unwrap()
+    };
+    floor::cycle(proxy.port, &key, "bench", "lock", 0);
+    let before = proxy.requests();
+    let native: Vec<f64> = (1..=cycles as u64)
+        .map(|n| {
+            let started = Instant::now();
+            floor::cycle(proxy.port, &key, "bench", "lock", n);
+            ms(started.elapsed())
+        })
+        .collect();
+    let floor_trips = (proxy.requests() - before) as f64 / cycles as f64;
 
     // The reference: the Azure SDK for Python, through the same counting proxy.
     let python = repo_root().join("target/bench-venv/bin/python");
@@ -80,7 +102,10 @@ fn main() {
 
     println!("acquire+release cycle          round trips   median ms     p99 ms");
     let (c50, c99) = (percentile(&component, 50.0), percentile(&component, 99.0));
+    let (f50, f99) = (percentile(&native, 50.0), percentile(&native, 99.0));
+    println!("  floor (native, hand-signed)  {floor_trips:>11.1} {f50:>11.2} {f99:>10.2}");
     println!("  traffic-cop component        {component_trips:>11.1} {c50:>11.2} {c99:>10.2}");
+    println!("  ratio component / floor      {:>11} {:>11.2} {:>10.2}", "", c50 / f50, c99 / f99);
     match &sdk {
         Some(sdk) => {
             let (s50, s99) = (percentile(sdk, 50.0), percentile(sdk, 99.0));
@@ -104,6 +129,7 @@ fn main() {
     println!("\nrelease traffic_cop.wasm       {size} bytes ({} KiB)", size / 1024);
     instantiation();
     takeover(&connection_string);
+    blackboard(&proxy, &connection_string, items);
     azurite.stop();
 }
 
@@ -169,6 +195,42 @@ fn takeover(connection_string: &str) {
         after_crash.as_secs_f64()
     );
     println!("takeover after a release       {:.1} ms (first poll)", ms(after_release));
+}
+
+/// Claims per interval by 16 workers: the first interval creates every item's blob, the next
+/// is the steady state.
+fn blackboard(proxy: &CountingProxy, connection_string: &str, items: usize) {
+    use blackboard::{header, round, Strategy};
+    const WORKERS: usize = 16;
+    println!("\nblackboard: {WORKERS} workers, each claims until nothing is left, then completes");
+    header();
+    let small = items.min(1_000);
+    let mut rows = vec![(Strategy::Claim, small, "claim"), (Strategy::Naive, small, "naive")];
+    if items > small {
+        rows.push((Strategy::Claim, items, "claim"));
+    }
+    for (strategy, count, name) in rows {
+        let list: Vec<String> = (0..count).map(|i| format!("items/{i:05}")).collect();
+        let list = std::sync::Arc::new(list);
+        let location = traffic_cop_host::component::v2::Location {
+            connection_string: connection_string.into(),
+            container: format!(
+                "board-{}-{count}",
+                if strategy == Strategy::Naive { "naive" } else { "claim" }
+            ),
+        };
+        let mut last_claim = None;
+        let first = (WORKERS, strategy, blackboard::FIRST);
+        round(proxy, &location, &list, first, &mut last_claim)
+            .print(&format!("{name}, {count}, 1st"));
+        let steady = (WORKERS, strategy, blackboard::STEADY);
+        round(proxy, &location, &list, steady, &mut last_claim)
+            .print(&format!("{name}, {count}, steady"));
+    }
+    println!(
+        "  (req/item and wasted: the claiming phase; complete: requests per item to complete \
+         afterwards; naive: every worker calls guarded-invoke on every item)"
+    );
 }
 
 fn ms(duration: Duration) -> f64 {
