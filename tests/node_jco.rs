@@ -5,9 +5,9 @@
 //! result.
 //!
 //! Needs node on PATH and examples/node/node_modules (`npm ci` here when missing, or
-//! scripts/issue11-tools). Without them the test says so and returns; under CI=true it fails.
+//! scripts/ecosystem-tools). Without them the test says so and returns; under CI=true it fails.
 
-#[path = "issue11_support/run.rs"]
+#[path = "ecosystem_support/run.rs"]
 mod run;
 
 use run::{on_path, run};

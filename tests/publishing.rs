@@ -3,7 +3,7 @@
 //! the component dependency README documents (and goes to that registry for it; the registry
 //! here is a closed port on 127.0.0.1, so nothing leaves the machine).
 
-#[path = "issue11_support/run.rs"]
+#[path = "ecosystem_support/run.rs"]
 mod run;
 
 use run::{run, scratch};
@@ -133,16 +133,16 @@ fn spin_reads_the_registry_form_of_the_dependency() {
 
 /// scripts/wit-packages builds both versions with wkg, each with wkg.toml's metadata inside.
 /// Skipped without wkg, under CI too: installing it costs about 10 minutes of compiling
-/// (`scripts/issue11-tools --wkg`), more than this check is worth on every run.
+/// (`scripts/ecosystem-tools --wkg`), more than this check is worth on every run.
 #[test]
 fn both_wit_versions_build_as_wkg_packages_with_their_metadata() {
     let root = traffic_cop_host::repo_root();
-    let wkg = root.join("target/issue11-tools/bin/wkg");
+    let wkg = root.join("target/ecosystem-tools/bin/wkg");
     if !wkg.is_file() && run::on_path("wkg").is_err() {
         use std::io::Write;
         let _ = writeln!(
             std::io::stderr(),
-            "wkg packages: SKIPPED, no wkg (scripts/issue11-tools --wkg)"
+            "wkg packages: SKIPPED, no wkg (scripts/ecosystem-tools --wkg)"
         );
         return;
     }

@@ -1,10 +1,10 @@
 //! The SpinKube manifests in deploy/spinkube, validated offline against the vendored schemas
 //! (deploy/spinkube/schemas: the spin-operator SpinApp CRD, Kubernetes 1.34 CronJob and Secret)
-//! with check-jsonschema (pinned; scripts/issue11-tools installs it into target/issue11-venv).
+//! with check-jsonschema (pinned; scripts/ecosystem-tools installs it into target/ecosystem-venv).
 //! Broken copies must be refused, and the manifests must agree with each other and with
 //! spin.toml. Without the validator the tests say so and return; under CI=true they fail.
 
-#[path = "issue11_support/run.rs"]
+#[path = "ecosystem_support/run.rs"]
 mod run;
 
 use run::{run, scratch, Ran};
@@ -24,11 +24,11 @@ fn deploy() -> PathBuf {
 }
 
 fn venv() -> Result<PathBuf, String> {
-    let venv = traffic_cop_host::repo_root().join("target/issue11-venv/bin");
+    let venv = traffic_cop_host::repo_root().join("target/ecosystem-venv/bin");
     if venv.join("check-jsonschema").is_file() {
         Ok(venv)
     } else {
-        Err("no check-jsonschema in target/issue11-venv (run scripts/issue11-tools)".into())
+        Err("no check-jsonschema in target/ecosystem-venv (run scripts/ecosystem-tools)".into())
     }
 }
 

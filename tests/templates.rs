@@ -7,7 +7,7 @@
 //! ../shared/tools/spin); without them the test says so and returns, under CI=true it fails.
 //! Builds go to target/templates, shared by both templates and across runs.
 
-#[path = "issue11_support/run.rs"]
+#[path = "ecosystem_support/run.rs"]
 mod run;
 
 use run::{run, scratch, Background};

@@ -84,10 +84,10 @@ pub fn on_path(name: &str) -> Result<PathBuf, String> {
         .ok_or_else(|| format!("no {name} on PATH"))
 }
 
-/// A fresh scratch directory under target/issue11 (removed first if a run left it).
+/// A fresh scratch directory under target/ecosystem (removed first if a run left it).
 pub fn scratch(name: &str) -> PathBuf {
     let dir = traffic_cop_host::repo_root()
-        .join("target/issue11")
+        .join("target/ecosystem")
         .join(format!("{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch dir");
