@@ -2,8 +2,9 @@
 //! failures (re-signing each attempt) and creates the lock on first use. Everything it knows
 //! about a verb comes from that verb's [`Op`].
 
-use crate::config::{Credential, Lock};
+use crate::config::{Account, Credential, Lock};
 use crate::error::{Error, ServiceError};
+use crate::identity::{self, AccessToken, Entra, TokenCache, TokenSource};
 use crate::ops::{
     prepare, Acquire, Break, BreakPeriod, Change, CreateBlob, CreateContainer, Inspect,
     LeaseDuration, LeaseGrant, LeaseId, LockStatus, Op, Release, Renew,
@@ -18,6 +19,8 @@ pub struct LeaseClient<T, R> {
     retry: RetryPolicy,
     timeouts: Timeouts,
     round_trips: u64,
+    /// Bearer tokens fetched, by source (see [`LeaseClient::with_token_cache`]).
+    tokens: TokenCache,
 }
 
 impl<T: Transport, R: Runtime> LeaseClient<T, R> {
@@ -28,6 +31,7 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
             retry: RetryPolicy::default(),
             timeouts: Timeouts::default(),
             round_trips: 0,
+            tokens: TokenCache::default(),
         }
     }
 
@@ -40,6 +44,11 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
 
     pub fn with_timeouts(self, timeouts: Timeouts) -> LeaseClient<T, R> {
         LeaseClient { timeouts, ..self }
+    }
+
+    /// Shares fetched bearer tokens with every client given a clone of `tokens`.
+    pub fn with_token_cache(self, tokens: TokenCache) -> LeaseClient<T, R> {
+        LeaseClient { tokens, ..self }
     }
 
     /// HTTP exchanges attempted so far, retries included.
@@ -128,6 +137,65 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
         self.execute(lock, &CreateBlob)
     }
 
+    /// The bearer token for `account` if it authorizes with Entra ID (`None` for a key or SAS):
+    /// the caller's if it has five minutes left, else one this client fetched, else a new one
+    /// (one round trip to the identity endpoint, retried like any request).
+    pub fn access_token(&mut self, account: &Account) -> Result<Option<AccessToken>, Error> {
+        self.access_token_by(account, None)
+    }
+
+    fn access_token_by(
+        &mut self,
+        account: &Account,
+        by: Option<SystemTime>,
+    ) -> Result<Option<AccessToken>, Error> {
+        let Credential::Bearer(entra) = &account.credential else { return Ok(None) };
+        let now = crate::guard::unix_ms(self.runtime.now()) / 1000;
+        if let Some(token) = &entra.supplied {
+            let usable = token.fresh_at(now) && identity::check_supplied(token, now).is_ok();
+            if usable || entra.source == TokenSource::Supplied {
+                identity::check_supplied(token, now)?;
+                return Ok(Some(token.clone()));
+            }
+        }
+        if let Some(token) = self.tokens.get(&entra.source, now) {
+            return Ok(Some(token));
+        }
+        let token = self.fetch_token(entra, by)?;
+        self.tokens.put(entra.source.clone(), token.clone());
+        Ok(Some(token))
+    }
+
+    fn fetch_token(&mut self, entra: &Entra, by: Option<SystemTime>) -> Result<AccessToken, Error> {
+        let mut attempt = 1;
+        let outcome = loop {
+            let timeouts = match by.map(|by| by.duration_since(self.runtime.now())) {
+                None => self.timeouts,
+                Some(Ok(left)) if !left.is_zero() => self.timeouts.within(left),
+                Some(_) => return Err(lease_time_ran_out(attempt > 1)),
+            };
+            let request = identity::token_request(&entra.source).ok_or_else(|| {
+                Error::InvalidConfig("the token endpoint's address is not a valid URL".into())
+            })?;
+            let outcome = self.transport.send(request, timeouts);
+            self.round_trips += 1;
+            if attempt >= self.retry.max_attempts || !should_retry(&outcome) {
+                break outcome;
+            }
+            let wait = self.retry.delay(attempt, &self.runtime);
+            if by.is_some_and(|by| self.runtime.now() + wait >= by) {
+                break outcome;
+            }
+            self.runtime.sleep(wait);
+            attempt += 1;
+        };
+        let now = crate::guard::unix_ms(self.runtime.now()) / 1000;
+        match outcome {
+            Ok(response) => identity::interpret(entra, &response, now),
+            Err(error) => Err(identity::unreachable(entra, error)),
+        }
+    }
+
     /// Sends `op` with retries. Each attempt is dated and signed afresh, so a retry never
     /// carries a stale `x-ms-date`.
     pub fn execute<O: Op>(&mut self, lock: &Lock, op: &O) -> Result<O::Output, Error> {
@@ -168,6 +236,8 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
         by: Option<SystemTime>,
         signatures: &mut Vec<String>,
     ) -> Result<(Response, bool, SystemTime), Error> {
+        let bearer = self.access_token_by(&lock.account, by)?;
+        signatures.extend(bearer.iter().map(|t| t.token.clone()));
         // One id for every attempt of this call, so the service's logs tie retries together.
         let client_request_id = LeaseId::random(&self.runtime);
         let mut ambiguous = false;
@@ -185,8 +255,11 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
             request
                 .headers_mut()
                 .insert("x-ms-client-request-id", crate::ops::header(client_request_id.as_str()));
-            let (request, signature) = prepare(request, lock, sent_at);
+            let (mut request, signature) = prepare(request, lock, sent_at);
             signatures.extend(signature);
+            if let Some(token) = &bearer {
+                request.headers_mut().insert(http::header::AUTHORIZATION, bearer_header(token));
+            }
             let outcome = self.transport.send(request, timeouts);
             self.round_trips += 1;
             if attempt >= self.retry.max_attempts || !should_retry(&outcome) {
@@ -251,6 +324,7 @@ fn redact(error: Error, lock: &Lock, signatures: &[String]) -> Error {
             secrets.push(base64::engine::general_purpose::STANDARD.encode(key));
         }
         Credential::Sas(sas) => secrets.push(sas.clone()),
+        Credential::Bearer(entra) => secrets.extend(identity::secrets(entra)),
     }
     let scrub = |text: &str| scrub_text(text, &secrets);
     let scrub_service = |e: ServiceError| ServiceError { message: scrub(&e.message), ..e };
@@ -266,13 +340,23 @@ fn redact(error: Error, lock: &Lock, signatures: &[String]) -> Error {
     }
 }
 
-/// Replaces each secret, and any `sig=` value or SharedKey credential, with `<redacted>`.
+/// `Bearer <token>`, marked sensitive so hosts and `http` keep it out of their logs.
+fn bearer_header(token: &AccessToken) -> http::HeaderValue {
+    // The token was checked to be printable ASCII when it was read.
+    let mut value = http::HeaderValue::from_str(&format!("Bearer {}", token.token))
+        .unwrap_or_else(|_| http::HeaderValue::from_static("Bearer"));
+    value.set_sensitive(true);
+    value
+}
+
+/// Replaces each secret, and any `sig=` value or SharedKey or Bearer credential, with
+/// `<redacted>`.
 pub fn scrub_text(text: &str, secrets: &[String]) -> String {
     let mut out = text.to_string();
     for secret in secrets.iter().filter(|s| s.len() >= 8) {
         out = out.replace(secret.as_str(), "<redacted>");
     }
-    for marker in ["sig=", "SharedKey "] {
+    for marker in ["sig=", "SharedKey ", "Bearer "] {
         let mut from = 0;
         while let Some(found) = out[from..].find(marker) {
             let start = from + found + marker.len();

@@ -22,6 +22,8 @@ pub enum Credential {
     SharedKey(Vec<u8>),
     /// A SAS token (query string without the leading `?`) appended to every request.
     Sas(String),
+    /// Entra ID: `Authorization: Bearer`, with a token from the source (see [`crate::identity`]).
+    Bearer(Box<crate::identity::Entra>),
 }
 
 impl fmt::Debug for Credential {
@@ -29,6 +31,7 @@ impl fmt::Debug for Credential {
         match self {
             Credential::SharedKey(_) => f.write_str("SharedKey(<redacted>)"),
             Credential::Sas(_) => f.write_str("Sas(<redacted>)"),
+            Credential::Bearer(entra) => write!(f, "Bearer({entra:?})"),
         }
     }
 }
@@ -72,6 +75,11 @@ impl Account {
             }
             (None, None) => return Err(config("needs AccountName or BlobEndpoint")),
         };
+        let entra =
+            crate::identity::Entra::from_fields(&|key| fields.get(key).map(str::to_string))?;
+        if let Some(entra) = entra {
+            return Account::with_bearer(&endpoint, name, entra);
+        }
         match (fields.get("AccountKey"), fields.get("SharedAccessSignature")) {
             (Some(key), _) => Account::with_key(&endpoint, name, key),
             (None, Some(sas)) => Account::with_sas(&endpoint, name, sas),
@@ -97,6 +105,21 @@ impl Account {
         }
         let account = Account::at(endpoint, String::new(), Credential::Sas(sas.to_string()))?;
         // A SAS is not signed with the name, but errors and the board read better with it.
+        let name = name.map(str::to_string).unwrap_or_else(|| account.guess_name());
+        Ok(Account { name, ..account })
+    }
+
+    fn with_bearer(
+        endpoint: &str,
+        name: Option<&str>,
+        entra: crate::identity::Entra,
+    ) -> Result<Account, Error> {
+        let account = Account::at(endpoint, String::new(), Credential::Bearer(Box::new(entra)))?;
+        // Azure refuses bearer tokens over plain http, and a token must not cross the wire
+        // in the clear.
+        if account.scheme != "https" {
+            return Err(config("Authentication needs an https:// BlobEndpoint"));
+        }
         let name = name.map(str::to_string).unwrap_or_else(|| account.guess_name());
         Ok(Account { name, ..account })
     }

@@ -13,6 +13,7 @@
 //! |---|---|
 //! | [`config`] | connection-string parsing, account credentials, lock and name validation |
 //! | [`signing`] | pure SharedKey signing over an `http::Request` |
+//! | [`identity`] | Entra ID bearer tokens: sources, token requests and answers |
 //! | [`ops`] | one file per lease verb: validate, build the request, interpret the response |
 //! | [`error`] | the one public error enum and the status/error-code mapping |
 //! | [`transport`] | the transport seam and its error kinds; [`Runtime`] (clock, sleep, randomness) |
@@ -26,6 +27,7 @@ pub mod client;
 pub mod config;
 pub mod error;
 pub mod guard;
+pub mod identity;
 pub mod ops;
 mod percent;
 pub mod retry;

@@ -27,7 +27,9 @@ const SIGNED_STANDARD_HEADERS: [&str; 11] = [
 ];
 
 /// Authorizes `request` for `account`: SharedKey adds `Authorization`, a SAS is appended to the
-/// query. Returns the signature so callers can scrub it from anything the server echoes.
+/// query. Returns the signature so callers can scrub it from anything the server echoes. A
+/// bearer token is not this function's to add: the client fetches it (see
+/// [`LeaseClient::access_token`](crate::LeaseClient::access_token)) and sets the header.
 pub fn authorize(request: &mut Request, account: &Account) -> Option<String> {
     match &account.credential {
         Credential::SharedKey(key) => {
@@ -49,6 +51,7 @@ pub fn authorize(request: &mut Request, account: &Account) -> Option<String> {
             *request.uri_mut() = http::Uri::from_parts(parts).ok()?;
             None
         }
+        Credential::Bearer(_) => None,
     }
 }
 

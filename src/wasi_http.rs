@@ -32,9 +32,20 @@ impl Transport for WasiHttp {
         let _ = options.set_connect_timeout(Some(timeouts.connect.as_nanos() as u64));
         let _ = options.set_first_byte_timeout(Some(timeouts.response.as_nanos() as u64));
         let _ = options.set_between_bytes_timeout(Some(timeouts.response.as_nanos() as u64));
-        // The body is written after the request is handed over: a host buffers only so much
-        // of it before sending, so a body written first (a Put Blob's) would wait forever.
+        // An empty body (every lease verb's) is finished before the request is handed over,
+        // so the host sends a complete request at once instead of waiting on the body stream.
+        // A body with bytes is written after: a host buffers only so much of it before
+        // sending, so a body written first (a Put Blob's) would wait forever.
+        let body = if request.body().is_empty() {
+            OutgoingBody::finish(body, None).map_err(|_| other("request body refused"))?;
+            None
+        } else {
+            Some(body)
+        };
         let future = outgoing_handler::handle(outgoing, Some(options)).map_err(classify)?;
+        let Some(body) = body else {
+            return await_response(future, deadline);
+        };
         if write_body(&body, request.body(), deadline).is_ok() {
             // A body that failed to finish fails the request; its answer below says how.
             let _ = OutgoingBody::finish(body, None);
@@ -44,22 +55,27 @@ impl Transport for WasiHttp {
             // (a refused connection is no ambiguous exchange), or the deadline.
             drop(body);
         }
+        await_response(future, deadline)
+    }
+}
 
-        let timer = monotonic_clock::subscribe_instant(deadline);
-        let ready = future.subscribe();
-        loop {
-            if let Some(outcome) = future.get() {
-                let incoming =
-                    outcome.map_err(|_| other("response already taken"))?.map_err(classify)?;
-                return read_response(incoming, deadline);
-            }
-            let woken = wasi::io::poll::poll(&[&ready, &timer]);
-            if woken.contains(&1) && future.get().is_none() {
-                return Err(TransportError::new(
-                    TransportErrorKind::Timeout,
-                    "no response in time",
-                ));
-            }
+/// Waits for the answer's head, never past `deadline`. The pollables are the future's
+/// children, so they are declared after it and dropped first.
+fn await_response(
+    future: wasi::http::types::FutureIncomingResponse,
+    deadline: u64,
+) -> Result<Response, TransportError> {
+    let timer = monotonic_clock::subscribe_instant(deadline);
+    let ready = future.subscribe();
+    loop {
+        if let Some(outcome) = future.get() {
+            let incoming =
+                outcome.map_err(|_| other("response already taken"))?.map_err(classify)?;
+            return read_response(incoming, deadline);
+        }
+        let woken = wasi::io::poll::poll(&[&ready, &timer]);
+        if woken.contains(&1) && future.get().is_none() {
+            return Err(TransportError::new(TransportErrorKind::Timeout, "no response in time"));
         }
     }
 }

@@ -21,6 +21,8 @@ pub use exports::traffic_cop::lease0_1_0::lease::{
 };
 
 /// The 0.2.0 guard's types (schedules with a phase, past-due signals).
+pub use exports::traffic_cop::lease0_2_0::identity::AccessToken;
+
 pub mod v2 {
     pub use super::exports::traffic_cop::lease0_2_0::guard::*;
 }
@@ -41,7 +43,11 @@ impl WasiView for State {
 
 impl WasiHttpView for State {
     fn http(&mut self) -> WasiHttpCtxView<'_> {
-        WasiHttpCtxView { ctx: &mut self.http, table: &mut self.table, hooks: Default::default() }
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: crate::outbound::hooks(),
+        }
     }
 }
 
@@ -230,6 +236,11 @@ impl Instance {
     ) -> Result<Vec<v2::Ticket>, LeaseError> {
         let guard = self.provider.traffic_cop_lease0_2_0_guard();
         guard.call_claim(&mut self.store, location, items, options, max).expect("no trap")
+    }
+    /// `traffic-cop:lease/identity@0.2.0.get-token`.
+    pub fn get_token(&mut self, connection_string: &str) -> Result<AccessToken, LeaseError> {
+        let identity = self.provider.traffic_cop_lease0_2_0_identity();
+        identity.call_get_token(&mut self.store, connection_string).expect("no trap")
     }
     pub fn board_v2(&mut self, location: &v2::Location) -> Result<Vec<v2::BoardEntry>, LeaseError> {
         let guard = self.provider.traffic_cop_lease0_2_0_guard();

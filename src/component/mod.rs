@@ -63,6 +63,7 @@ macro_rules! guard_calls {
 
 mod guard;
 mod guard_v2;
+mod identity;
 mod lease;
 
 use crate::error::Error;
@@ -78,9 +79,15 @@ struct Component;
 
 export!(Component);
 
-/// A client for one exported call: a fresh instance per event has nothing to reuse anyway.
+thread_local! {
+    /// Bearer tokens outlive one call: the calls of one event (guarded-invoke, then complete)
+    /// reach the same instance of this component, which fetches one token for all of them.
+    static TOKENS: crate::identity::TokenCache = crate::identity::TokenCache::default();
+}
+
+/// A client for one exported call, sharing the instance's bearer tokens.
 fn client() -> LeaseClient<WasiHttp, StdRuntime> {
-    LeaseClient::new(WasiHttp, StdRuntime)
+    LeaseClient::new(WasiHttp, StdRuntime).with_token_cache(TOKENS.with(Clone::clone))
 }
 
 fn lease_state(state: crate::LeaseState) -> LeaseState {

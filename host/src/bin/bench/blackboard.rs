@@ -2,21 +2,24 @@
 //! instance per call), against the naive baseline in which each worker tries every item with
 //! `guarded-invoke`. Each round is a new due time: the schedule's phase is moved to the second
 //! the round starts, so the bench need not wait a whole interval between rounds. A start counts
-//! for the due time up to a skew tolerance after it (a quarter of the interval), so the steady
-//! rounds use a 120 s interval and begin at least that tolerance after the last claim.
+//! for the due time up to a skew tolerance before it (a quarter of the interval), so the steady
+//! rounds use a 400 s interval and begin at least that tolerance after their container's last
+//! claim.
 
 use super::ms;
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use traffic_cop_host::azurite::connection_string_for_port;
 use traffic_cop_host::component::{fresh, v2};
 use traffic_cop_host::proxy::CountingProxy;
+use traffic_cop_host::EMULATOR_KEY_B64;
 
 /// The first interval: long, so creating every item's blob may take as long as it takes.
 pub const FIRST: u64 = 86_400;
-/// Steady rounds: every claim must land within the interval (90 s after the tolerance).
-pub const STEADY: u64 = 120;
+/// Steady rounds: every claim must land within the interval (300 s after the tolerance).
+pub const STEADY: u64 = 400;
 /// Tickets a worker asks for per `claim`; it calls again until it gets none.
-const PER_CLAIM: u32 = 100;
+pub const PER_CLAIM: u32 = 100;
 
 #[derive(Clone, Copy, PartialEq)]
 pub enum Strategy {
@@ -55,10 +58,25 @@ pub fn header() {
     );
 }
 
-/// One round: every worker claims until nothing is left (phase 1, counted), then completes
-/// what it got (phase 2, counted apart).
+/// The two ways to the one Azurite: claims (and the naive baseline's invokes) go through one
+/// counting proxy, completes through the other, so each is counted on its own.
+pub struct Proxies {
+    pub claims: CountingProxy,
+    pub completes: CountingProxy,
+}
+
+impl Proxies {
+    pub fn start(azurite_port: u16) -> Proxies {
+        let (claims, completes) =
+            (CountingProxy::start(azurite_port), CountingProxy::start(azurite_port));
+        Proxies { claims, completes }
+    }
+}
+
+/// One round: every worker claims a batch, completes it, and claims again until it gets none
+/// (the naive worker: invokes each item and completes what it is granted).
 pub fn round(
-    proxy: &CountingProxy,
+    proxies: &Proxies,
     location: &v2::Location,
     items: &Arc<Vec<String>>,
     (workers, strategy, interval): (usize, Strategy, u64),
@@ -71,42 +89,36 @@ pub fn round(
     let offset = (now_s() + 1) % interval;
     // Into the new due time before anyone asks.
     std::thread::sleep(Duration::from_millis(1000 - (now_ms() % 1000) + 50));
-    let (before, wasted_before) = (proxy.requests(), proxy.answered(&[409, 412]));
-    let claimed_all = Arc::new(Barrier::new(workers + 1));
-    let tickets = Arc::new(Mutex::new(Vec::new()));
+    let claims = &proxies.claims;
+    let (before, wasted_before) = (claims.requests(), claims.answered(&[409, 412]));
+    let completes_before = proxies.completes.requests();
+    let complete_through = connection_string_for_port(proxies.completes.port, EMULATOR_KEY_B64);
     let started = Instant::now();
     let threads: Vec<_> = (0..workers)
         .map(|w| {
             let (location, items) = (location.clone(), items.clone());
-            let (claimed_all, tickets) = (claimed_all.clone(), tickets.clone());
+            let complete_through = complete_through.clone();
             std::thread::spawn(move || {
                 let options = options(&format!("worker-{w}"), interval, offset);
-                let mine = match strategy {
-                    Strategy::Claim => claim_all(&location, &items, &options),
-                    Strategy::Naive => naive(&location, &items, &options, w),
-                };
-                let count = mine.len();
-                claimed_all.wait();
-                for ticket in mine {
+                let complete = |mut ticket: v2::Ticket| {
+                    ticket.lock.connection_string = complete_through.clone();
                     fresh().complete_v2(&ticket, &v2::Outcome::Success).expect("complete");
+                };
+                match strategy {
+                    Strategy::Claim => claim_all(&location, &items, &options, complete),
+                    Strategy::Naive => naive(&location, &items, &options, w, complete),
                 }
-                tickets.lock().unwrap().push(count);
             })
         })
         .collect();
-    claimed_all.wait();
-    let seconds = started.elapsed().as_secs_f64();
+    let claimed = threads.into_iter().map(|t| t.join().unwrap()).sum();
     *last_claim = Some(Instant::now());
-    let (requests, wasted) =
-        (proxy.requests() - before, proxy.answered(&[409, 412]) - wasted_before);
-    threads.into_iter().for_each(|t| t.join().unwrap());
-    let claimed = tickets.lock().unwrap().iter().sum();
     Round {
         claimed,
-        seconds,
-        requests,
-        wasted,
-        complete_requests: proxy.requests() - before - requests,
+        seconds: started.elapsed().as_secs_f64(),
+        requests: claims.requests() - before,
+        wasted: claims.answered(&[409, 412]) - wasted_before,
+        complete_requests: proxies.completes.requests() - completes_before,
     }
 }
 
@@ -114,12 +126,16 @@ fn claim_all(
     location: &v2::Location,
     items: &[String],
     options: &v2::GuardOptions,
-) -> Vec<v2::Ticket> {
-    let mut mine = Vec::new();
+    complete: impl Fn(v2::Ticket),
+) -> usize {
+    let mut claimed = 0;
     loop {
         match fresh().claim_v2(location, items, options, PER_CLAIM) {
-            Ok(tickets) if tickets.is_empty() => return mine,
-            Ok(tickets) => mine.extend(tickets),
+            Ok(tickets) if tickets.is_empty() => return claimed,
+            Ok(tickets) => {
+                claimed += tickets.len();
+                tickets.into_iter().for_each(&complete);
+            }
             Err(error) => panic!("claim: {error:?}"),
         }
     }
@@ -130,22 +146,22 @@ fn naive(
     items: &[String],
     options: &v2::GuardOptions,
     worker: usize,
-) -> Vec<v2::Ticket> {
-    let start = worker * items.len() / 16;
-    let order = items[start..].iter().chain(&items[..start]);
-    order
-        .filter_map(|item| {
-            let lock = traffic_cop_host::component::Lock {
-                connection_string: location.connection_string.clone(),
-                container: location.container.clone(),
-                blob: item.clone(),
-            };
-            match fresh().guarded_invoke_v2(&lock, options) {
-                v2::Decision::Run(ticket) => Some(ticket),
-                v2::Decision::Skip(_) => None,
-            }
-        })
-        .collect()
+    complete: impl Fn(v2::Ticket),
+) -> usize {
+    let start = (worker * 7919) % items.len().max(1);
+    let lock = |item: &String| traffic_cop_host::component::Lock {
+        connection_string: location.connection_string.clone(),
+        container: location.container.clone(),
+        blob: item.clone(),
+    };
+    let mut claimed = 0;
+    for item in items[start..].iter().chain(&items[..start]) {
+        if let v2::Decision::Run(ticket) = fresh().guarded_invoke_v2(&lock(item), options) {
+            claimed += 1;
+            complete(ticket);
+        }
+    }
+    claimed
 }
 
 fn options(holder: &str, interval_seconds: u64, offset_seconds: u64) -> v2::GuardOptions {

@@ -4,6 +4,7 @@
 //! - the same cycle with the Azure SDK for Python (pinned, `api_version` 2025-11-05), and the ratio;
 //! - the release `.wasm` size, and the time to instantiate a pre-compiled component;
 //! - takeover time after a crash (lease expiry) and after a graceful release;
+//! - per tick under the real Spin (when found): trigger to answer for a leader and a follower;
 //! - the blackboard at scale: 16 workers claiming 1,000 and 10,000 items, against the naive
 //!   baseline (every worker tries every item) at 1,000.
 //!
@@ -11,6 +12,7 @@
 
 mod blackboard;
 mod floor;
+mod spin_tick;
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -50,6 +52,17 @@ fn main() {
         })
         .collect();
     let component_trips = (proxy.requests() - before) as f64 / cycles as f64;
+    // Where the component's time goes: the same two calls on fresh instances, refused by
+    // validation before anything is sent (instantiation, the call, argument checks).
+    let refused_lock = Lock { blob: String::new(), ..lock.clone() };
+    let refused: Vec<f64> = (0..cycles)
+        .map(|_| {
+            let started = Instant::now();
+            let _ = fresh().acquire(&refused_lock, LeaseDuration::Fixed(15), None).unwrap_err();
+            let _ = fresh().release(&refused_lock, "x").unwrap_err();
+            ms(started.elapsed())
+        })
+        .collect();
 
     // The floor: the same two requests from a minimal native client, same proxy, same Azurite.
     let key = {
@@ -106,6 +119,8 @@ fn main() {
     println!("  floor (native, hand-signed)  {floor_trips:>11.1} {f50:>11.2} {f99:>10.2}");
     println!("  traffic-cop component        {component_trips:>11.1} {c50:>11.2} {c99:>10.2}");
     println!("  ratio component / floor      {:>11} {:>11.2} {:>10.2}", "", c50 / f50, c99 / f99);
+    let (r50, r99) = (percentile(&refused, 50.0), percentile(&refused, 99.0));
+    println!("  component, nothing sent      {:>11.1} {r50:>11.2} {r99:>10.2}", 0.0);
     match &sdk {
         Some(sdk) => {
             let (s50, s99) = (percentile(sdk, 50.0), percentile(sdk, 99.0));
@@ -129,7 +144,8 @@ fn main() {
     println!("\nrelease traffic_cop.wasm       {size} bytes ({} KiB)", size / 1024);
     instantiation();
     takeover(&connection_string);
-    blackboard(&proxy, &connection_string, items);
+    spin_tick::per_tick(azurite.port);
+    blackboard(azurite.port, items);
     azurite.stop();
 }
 
@@ -198,38 +214,49 @@ fn takeover(connection_string: &str) {
 }
 
 /// Claims per interval by 16 workers: the first interval creates every item's blob, the next
-/// is the steady state.
-fn blackboard(proxy: &CountingProxy, connection_string: &str, items: usize) {
-    use blackboard::{header, round, Strategy};
+/// is the steady state. All first intervals run before the steady ones, so the steady rounds
+/// rarely wait out the skew tolerance.
+fn blackboard(azurite_port: u16, items: usize) {
+    use blackboard::{header, round, Proxies, Strategy};
     const WORKERS: usize = 16;
-    println!("\nblackboard: {WORKERS} workers, each claims until nothing is left, then completes");
+    let proxies = Proxies::start(azurite_port);
+    println!(
+        "\nblackboard: {WORKERS} workers, each claims {} at a time and completes them, until none \
+         is left",
+        blackboard::PER_CLAIM
+    );
     header();
     let small = items.min(1_000);
-    let mut rows = vec![(Strategy::Claim, small, "claim"), (Strategy::Naive, small, "naive")];
+    let mut sets = vec![(Strategy::Claim, small, "claim"), (Strategy::Naive, small, "naive")];
     if items > small {
-        rows.push((Strategy::Claim, items, "claim"));
+        sets.push((Strategy::Claim, items, "claim"));
     }
-    for (strategy, count, name) in rows {
-        let list: Vec<String> = (0..count).map(|i| format!("items/{i:05}")).collect();
-        let list = std::sync::Arc::new(list);
-        let location = traffic_cop_host::component::v2::Location {
-            connection_string: connection_string.into(),
-            container: format!(
-                "board-{}-{count}",
-                if strategy == Strategy::Naive { "naive" } else { "claim" }
-            ),
-        };
-        let mut last_claim = None;
-        let first = (WORKERS, strategy, blackboard::FIRST);
-        round(proxy, &location, &list, first, &mut last_claim)
-            .print(&format!("{name}, {count}, 1st"));
-        let steady = (WORKERS, strategy, blackboard::STEADY);
-        round(proxy, &location, &list, steady, &mut last_claim)
-            .print(&format!("{name}, {count}, steady"));
+    let sets: Vec<_> = sets
+        .into_iter()
+        .map(|(strategy, count, name)| {
+            let list: Vec<String> = (0..count).map(|i| format!("items/{i:05}")).collect();
+            let kind = if strategy == Strategy::Naive { "naive" } else { "claim" };
+            let location = traffic_cop_host::component::v2::Location {
+                connection_string: connection_string_for_port(
+                    proxies.claims.port,
+                    EMULATOR_KEY_B64,
+                ),
+                container: format!("board-{kind}-{count}"),
+            };
+            (strategy, name, std::sync::Arc::new(list), location, None)
+        })
+        .collect();
+    let mut sets = sets;
+    for (interval, label) in [(blackboard::FIRST, "1st"), (blackboard::STEADY, "steady")] {
+        for (strategy, name, list, location, last_claim) in &mut sets {
+            let shape = (WORKERS, *strategy, interval);
+            round(&proxies, location, list, shape, last_claim)
+                .print(&format!("{name}, {}, {label}", list.len()));
+        }
     }
     println!(
-        "  (req/item and wasted: the claiming phase; complete: requests per item to complete \
-         afterwards; naive: every worker calls guarded-invoke on every item)"
+        "  (items/s: claimed and completed; req/item and wasted: claiming (naive: guarded-invoke \
+         on every item by every worker); complete: requests per item to complete)"
     );
 }
 
