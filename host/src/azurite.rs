@@ -17,6 +17,12 @@ pub struct Azurite {
 impl Azurite {
     /// Starts a fresh emulator; panics with a setup hint if it cannot.
     pub fn start() -> Azurite {
+        Azurite::start_with(&[])
+    }
+
+    /// Starts one with extra Azurite flags (azurite_oauth.rs: `--oauth basic --cert … --key …`,
+    /// which make it listen on https).
+    pub fn start_with(extra_args: &[String]) -> Azurite {
         let dir = crate::repo_root().join("tools/azurite");
         assert!(
             dir.join("node_modules/azurite").is_dir(),
@@ -24,6 +30,7 @@ impl Azurite {
         );
         let mut child = Command::new("node")
             .arg(dir.join("run.js"))
+            .env("AZURITE_EXTRA_ARGS", extra_args.join("\n"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -33,7 +40,8 @@ impl Azurite {
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(url) = line.split("listens on http://127.0.0.1:").nth(1) {
+                let address = line.split("listens on http").nth(1);
+                if let Some(url) = address.and_then(|a| a.split("://127.0.0.1:").nth(1)) {
                     let _ = tx.send(url.trim().parse::<u16>().ok());
                 }
             }

@@ -5,13 +5,18 @@
 
 pub mod apps;
 pub mod azurite;
+pub mod azurite_oauth;
 pub mod chaos;
 pub mod component;
+pub mod fake_idp;
+mod fake_idp_routes;
 pub mod faults;
 pub mod guests;
+pub mod outbound;
 pub mod proxy;
 pub mod soak;
 pub mod spin;
+pub mod tls;
 
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};

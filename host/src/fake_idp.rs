@@ -1,0 +1,289 @@
+//! A fake identity endpoint on 127.0.0.1 for the Entra ID tests. One thread serves two
+//! listeners, one request per connection: HTTPS with the throwaway certificate (tls.rs), as the
+//! real authority is https, and plain HTTP, as IMDS (169.254.169.254) and the App Service
+//! identity endpoint are. Every path is served on both. Paths:
+//! - `POST /{tenant}/oauth2/v2.0/token`: client credentials with `client_secret` or a
+//!   `client_assertion` (workload identity), refusing bad ones the way Entra ID does;
+//! - `GET /metadata/identity/oauth2/token` (IMDS, needs `Metadata: true`);
+//! - `GET /msi/token` (App Service / Functions, needs `X-IDENTITY-HEADER`).
+//!
+//! Tokens are JWTs Azurite's `--oauth basic` accepts (azurite_oauth.rs lists its rules); they
+//! carry a dummy signature, which Azurite never checks. [`Issue`] makes the next ones expired or
+//! for another audience. Requests are counted per path so tests can assert token round trips.
+//! The listeners close when the [`FakeIdp`] is dropped.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use base64::Engine as _;
+
+pub const STORAGE_AUDIENCE: &str = "https://storage.azure.com";
+pub const TOKEN_PATH_SUFFIX: &str = "/oauth2/v2.0/token";
+pub const IMDS_PATH: &str = "/metadata/identity/oauth2/token";
+pub const APP_SERVICE_PATH: &str = "/msi/token";
+
+/// The credentials the endpoint accepts.
+#[derive(Clone, Debug)]
+pub struct IdpConfig {
+    pub tenant: String,
+    pub client_id: String,
+    pub client_secret: String,
+    /// The federated token text a workload identity presents as `client_assertion`.
+    pub assertion: String,
+    /// A user-assigned managed identity's client id (IMDS and App Service accept it, or none).
+    pub managed_client_id: String,
+    /// The App Service `X-IDENTITY-HEADER` secret.
+    pub identity_header: String,
+    /// Seconds a token lives.
+    pub lifetime_secs: u64,
+}
+
+/// What the next tokens look like.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Issue {
+    Valid,
+    /// `exp` an hour in the past, while `expires_in` still promises a full lifetime (a broken
+    /// clock or a stale cache): only the storage service can notice.
+    Expired,
+    /// Audience Azure Resource Manager, not storage.
+    WrongAudience,
+}
+
+struct Shared {
+    config: IdpConfig,
+    issue: Mutex<Issue>,
+    counts: Mutex<BTreeMap<String, u32>>,
+    /// Method and target of each request (queries carry no secrets; bodies are not kept).
+    log: Mutex<Vec<String>>,
+}
+
+pub struct FakeIdp {
+    pub https_port: u16,
+    pub http_port: u16,
+    shared: Arc<Shared>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl FakeIdp {
+    pub fn start(config: IdpConfig) -> FakeIdp {
+        let https = TcpListener::bind("127.0.0.1:0").expect("binds a loopback port");
+        let http = TcpListener::bind("127.0.0.1:0").expect("binds a loopback port");
+        let (https_port, http_port) =
+            (https.local_addr().unwrap().port(), http.local_addr().unwrap().port());
+        // Polled, so one thread serves both and sees the stop flag within a few milliseconds.
+        https.set_nonblocking(true).unwrap();
+        http.set_nonblocking(true).unwrap();
+        let shared = Arc::new(Shared {
+            config,
+            issue: Mutex::new(Issue::Valid),
+            counts: Mutex::default(),
+            log: Mutex::default(),
+        });
+        let stop = Arc::new(AtomicBool::new(false));
+        let tls = crate::tls::server_config();
+        let (s, st) = (shared.clone(), stop.clone());
+        let thread = std::thread::spawn(move || {
+            while !st.load(Ordering::SeqCst) {
+                let mut idle = true;
+                for (listener, secure) in [(&https, true), (&http, false)] {
+                    if let Ok((stream, _)) = listener.accept() {
+                        idle = false;
+                        let _ = serve(stream, secure.then(|| tls.clone()), &s);
+                    }
+                }
+                if idle {
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+            }
+        });
+        FakeIdp { https_port, http_port, shared, stop, thread: Some(thread) }
+    }
+
+    /// `AuthorityHost` for the client-credentials flows.
+    pub fn authority(&self) -> String {
+        format!("https://127.0.0.1:{}", self.https_port)
+    }
+    /// `ImdsEndpoint`: the base IMDS paths hang off.
+    pub fn imds_endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.http_port)
+    }
+    /// `IdentityEndpoint`, as App Service sets IDENTITY_ENDPOINT.
+    pub fn identity_endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}{APP_SERVICE_PATH}", self.http_port)
+    }
+    pub fn config(&self) -> &IdpConfig {
+        &self.shared.config
+    }
+    pub fn set_issue(&self, issue: Issue) {
+        *self.shared.issue.lock().unwrap() = issue;
+    }
+    /// Requests to one path (no query), answered or refused.
+    pub fn count(&self, path: &str) -> u32 {
+        self.shared.counts.lock().unwrap().get(path).copied().unwrap_or(0)
+    }
+    /// Requests to any path.
+    pub fn total(&self) -> u32 {
+        self.shared.counts.lock().unwrap().values().sum()
+    }
+    /// "METHOD target" of every request so far.
+    pub fn log(&self) -> Vec<String> {
+        self.shared.log.lock().unwrap().clone()
+    }
+    /// The v2 token endpoint path for this tenant.
+    pub fn token_path(&self) -> String {
+        format!("/{}{TOKEN_PATH_SUFFIX}", self.shared.config.tenant)
+    }
+}
+
+impl Drop for FakeIdp {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+trait Stream: Read + Write {}
+impl<T: Read + Write> Stream for T {}
+
+fn serve(
+    tcp: TcpStream,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    shared: &Shared,
+) -> std::io::Result<()> {
+    tcp.set_nonblocking(false)?;
+    // A client that stalls must not stop the single thread for long.
+    tcp.set_read_timeout(Some(Duration::from_secs(5)))?;
+    tcp.set_write_timeout(Some(Duration::from_secs(5)))?;
+    let mut stream: Box<dyn Stream> = match tls {
+        Some(config) => {
+            let conn = rustls::ServerConnection::new(config).map_err(std::io::Error::other)?;
+            Box::new(rustls::StreamOwned::new(conn, tcp))
+        }
+        None => Box::new(tcp),
+    };
+    let request = read_request(&mut stream)?;
+    let (status, body) = crate::fake_idp_routes::answer(&request, shared_view(shared));
+    let reason = match status {
+        200 => "OK",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        _ => "Not Found",
+    };
+    let head = format!(
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: application/json; charset=utf-8\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes())?;
+    stream.write_all(body.as_bytes())?;
+    stream.flush()
+}
+
+/// A parsed request: method, path, query, lower-cased header names, body.
+#[derive(Debug)]
+pub struct Request {
+    pub method: String,
+    pub path: String,
+    pub query: String,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Request {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+}
+
+fn read_request(stream: &mut dyn Stream) -> std::io::Result<Request> {
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 4096];
+    let head_end = loop {
+        if let Some(i) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        let n = stream.read(&mut buf)?;
+        if n == 0 || raw.len() > 64 * 1024 {
+            return Err(std::io::Error::other("incomplete request head"));
+        }
+        raw.extend_from_slice(&buf[..n]);
+    };
+    let head = String::from_utf8_lossy(&raw[..head_end]).to_string();
+    let mut lines = head.lines();
+    let mut first = lines.next().unwrap_or("").split(' ');
+    let method = first.next().unwrap_or("").to_string();
+    let target = first.next().unwrap_or("").to_string();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let length: usize = headers
+        .iter()
+        .find(|(n, _)| n == "content-length")
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0);
+    let mut body = raw[head_end..].to_vec();
+    while body.len() < length {
+        let n = stream.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        body.extend_from_slice(&buf[..n]);
+    }
+    let (path, query) = target.split_once('?').unwrap_or((&target, ""));
+    Ok(Request {
+        method,
+        path: path.to_string(),
+        query: query.to_string(),
+        headers,
+        body: String::from_utf8_lossy(&body).to_string(),
+    })
+}
+
+/// What the routes see of the shared state.
+pub(crate) struct View<'a> {
+    pub config: &'a IdpConfig,
+    pub issue: Issue,
+    counts: &'a Mutex<BTreeMap<String, u32>>,
+    log: &'a Mutex<Vec<String>>,
+}
+
+impl View<'_> {
+    pub fn record(&self, request: &Request) {
+        *self.counts.lock().unwrap().entry(request.path.clone()).or_default() += 1;
+        let target = if request.query.is_empty() {
+            request.path.clone()
+        } else {
+            format!("{}?{}", request.path, request.query)
+        };
+        self.log.lock().unwrap().push(format!("{} {target}", request.method));
+    }
+}
+
+fn shared_view(shared: &Shared) -> View<'_> {
+    View {
+        config: &shared.config,
+        issue: *shared.issue.lock().unwrap(),
+        counts: &shared.counts,
+        log: &shared.log,
+    }
+}
+
+/// A storage access token as Entra ID's v1 endpoint shapes them, with a dummy signature.
+/// `nbf` is backdated five minutes, as Entra ID does for clock skew.
+pub fn mint(tenant: &str, audience: &str, not_before: u64, expires_on: u64) -> String {
+    let b64 = |s: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s);
+    let header = r#"{"typ":"JWT","alg":"RS256","kid":"traffic-cop-fake-idp"}"#;
+    let claims = format!(
+        r#"{{"aud":"{audience}","iss":"https://sts.windows.net/{tenant}/","iat":{not_before},"nbf":{not_before},"exp":{expires_on},"appid":"fake-app","oid":"00000000-0000-0000-0000-0000000000f1","sub":"fake-subject","tid":"{tenant}","ver":"1.0"}}"#
+    );
+    format!("{}.{}.{}", b64(header), b64(&claims), b64("not-a-real-signature"))
+}
