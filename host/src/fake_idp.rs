@@ -5,7 +5,9 @@
 //! - `POST /{tenant}/oauth2/v2.0/token`: client credentials with `client_secret` or a
 //!   `client_assertion` (workload identity), refusing bad ones the way Entra ID does;
 //! - `GET /metadata/identity/oauth2/token` (IMDS, needs `Metadata: true`);
-//! - `GET /msi/token` (App Service / Functions, needs `X-IDENTITY-HEADER`).
+//! - `GET /msi/token` (App Service / Functions, needs `X-IDENTITY-HEADER`);
+//! - anything under `/devstoreaccount1`: 403 AuthorizationPermissionMismatch, a storage
+//!   account where the identity has no data role.
 //!
 //! Tokens are JWTs Azurite's `--oauth basic` accepts (azurite_oauth.rs lists its rules); they
 //! carry a dummy signature, which Azurite never checks. [`Issue`] makes the next ones expired or
@@ -117,6 +119,11 @@ impl FakeIdp {
     pub fn identity_endpoint(&self) -> String {
         format!("http://127.0.0.1:{}{APP_SERVICE_PATH}", self.http_port)
     }
+    /// A `BlobEndpoint` whose every request is refused 403 AuthorizationPermissionMismatch, as
+    /// by a storage account where the identity lacks a data role.
+    pub fn no_role_blob_endpoint(&self) -> String {
+        format!("https://127.0.0.1:{}/devstoreaccount1", self.https_port)
+    }
     pub fn config(&self) -> &IdpConfig {
         &self.shared.config
     }
@@ -175,10 +182,17 @@ fn serve(
         200 => "OK",
         400 => "Bad Request",
         401 => "Unauthorized",
+        403 => "This request is not authorized to perform this operation using this permission.",
         _ => "Not Found",
     };
+    let kind = if body == crate::fake_idp_routes::NO_ROLE {
+        "application/xml\r\nx-ms-error-code: AuthorizationPermissionMismatch\r\n\
+         x-ms-request-id: 00000000-0000-0000-0000-00000000000a"
+    } else {
+        "application/json; charset=utf-8"
+    };
     let head = format!(
-        "HTTP/1.1 {status} {reason}\r\nContent-Type: application/json; charset=utf-8\r\n\
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: {kind}\r\n\
          Content-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );

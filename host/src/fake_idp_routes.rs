@@ -6,6 +6,10 @@ use crate::fake_idp::{
     mint, Issue, Request, View, APP_SERVICE_PATH, IMDS_PATH, STORAGE_AUDIENCE, TOKEN_PATH_SUFFIX,
 };
 
+/// Azure Storage's answer to a valid token without a data role (sent as XML with
+/// `x-ms-error-code: AuthorizationPermissionMismatch`, see fake_idp.rs).
+pub(crate) const NO_ROLE: &str = "<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>AuthorizationPermissionMismatch</Code><Message>This request is not authorized to perform this operation using this permission.\nRequestId:00000000-0000-0000-0000-00000000000a\nTime:2026-11-23T00:00:00.0000000Z</Message></Error>";
+
 const JWT_BEARER: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 
 pub(crate) fn answer(request: &Request, view: View<'_>) -> (u16, String) {
@@ -19,6 +23,11 @@ pub(crate) fn answer(request: &Request, view: View<'_>) -> (u16, String) {
     };
     let token = mint(&view.config.tenant, audience, nbf, exp);
     let path = request.path.as_str();
+    if path.starts_with("/devstoreaccount1") {
+        // A storage account where this identity has no data role: what Azure Storage answers
+        // (Azurite checks no roles, so this is the only place the tests can meet it).
+        return (403, NO_ROLE.into());
+    }
     if request.method == "POST" && path.ends_with(TOKEN_PATH_SUFFIX) {
         return client_credentials(request, &view, &token);
     }

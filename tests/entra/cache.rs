@@ -4,7 +4,9 @@
 
 use super::env::*;
 use super::sources::{align, lock, options, trips};
-use traffic_cop_host::component::{fresh, Decision, LeaseDuration, Outcome, SkipReason};
+use traffic_cop_host::component::{
+    fresh, AccessToken, Decision, LeaseDuration, LeaseError, Outcome, SkipReason,
+};
 
 /// A lock that ran in this interval, so the next guarded invoke is a follower's.
 fn ran_lock(env: &Env, source: Source) -> traffic_cop_host::component::Lock {
@@ -24,7 +26,14 @@ fn with_a_kept_token_a_follower_decides_in_one_storage_round_trip_and_no_token_r
     for source in [Source::ClientSecret, Source::Imds, Source::AppService] {
         let env = Env::new();
         let job = ran_lock(&env, source);
-        let (token, expires_on) = env.token(3600);
+        // The kept token is the one identity.get-token hands out: one token request.
+        let (kept, (storage, tokens)) = trips(&env, || fresh().get_token(&job.connection_string));
+        let AccessToken { token, expires_on } = kept.expect("get-token");
+        assert_eq!((storage, tokens), (0, 1), "{source:?} get-token");
+        let now = traffic_cop_host::unix_secs();
+        let lifetime = env.idp.config().lifetime_secs;
+        assert!(expires_on.abs_diff(now + lifetime) <= 5, "{source:?}: {expires_on} vs {now}");
+        assert_eq!(token.split('.').count(), 3, "a JWT");
         let kept = lock(
             &env,
             format!(
@@ -51,4 +60,28 @@ fn with_a_kept_token_a_follower_decides_in_one_storage_round_trip_and_no_token_r
         assert!(matches!(decision, Decision::Skip(SkipReason::AlreadyRan(_))), "{decision:?}");
         assert_eq!((storage, tokens), (1, 1), "{source:?} with a token about to expire");
     }
+}
+
+#[test]
+fn get_token_reuses_a_kept_token_and_refuses_what_it_cannot_use() {
+    let env = Env::new();
+    let (token, expires_on) = env.token(3600);
+    let source = env.connection_string(Source::WorkloadIdentity);
+    let kept = format!("{source};AccessToken={token};AccessTokenExpiresOn={expires_on}");
+    let (again, trips) = trips(&env, || fresh().get_token(&kept));
+    assert_eq!(trips, (0, 0), "a kept token with an hour left is handed back as is");
+    let again = again.expect("get-token");
+    assert_eq!((again.token.as_str(), again.expires_on), (token.as_str(), expires_on));
+    let shared_key = traffic_cop_host::azurite::connection_string_for_port(
+        env.azurite_port,
+        traffic_cop_host::EMULATOR_KEY_B64,
+    );
+    let error = fresh().get_token(&shared_key).expect_err("no token source");
+    assert!(matches!(error, LeaseError::InvalidConfig(_)), "{error:?}");
+    let wrong = source.replace(ASSERTION, "eyJ0.SENTINEL-FEDERATED-ASSERTION-bad.c2ln");
+    let error = fresh().get_token(&wrong).expect_err("refused");
+    assert!(matches!(error, LeaseError::Unauthorized(_)), "{error:?}");
+    assert!(format!("{error:?}").contains("AADSTS700211"), "{error:?}");
+    assert_no_secret(&format!("{error:?}"));
+    assert_eq!(env.token_trips(), 1, "{:?}", env.idp.log());
 }

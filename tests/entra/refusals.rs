@@ -86,3 +86,22 @@ fn expired_and_wrong_audience_tokens_are_unauthorized_saying_so() {
     unauthorized_saying(&error, &["expired"]);
     assert!(!format!("{error:?}").contains(&stale), "the token leaked: {error:?}");
 }
+
+#[test]
+fn a_missing_data_role_is_unauthorized_naming_the_role_needed() {
+    let env = Env::new();
+    let storage = env.storage();
+    let no_role = env.connection_string(Source::ClientSecret).replace(
+        &storage,
+        &format!("BlobEndpoint={};AccountName=devstoreaccount1", env.idp.no_role_blob_endpoint()),
+    );
+    let lock = lock(&env, no_role, "no-role");
+    let error = fresh().acquire(&lock, LeaseDuration::Fixed(15), None).expect_err("no role");
+    assert_no_secret(&format!("{error:?}"));
+    unauthorized_saying(
+        &error,
+        &["AuthorizationPermissionMismatch", "Storage Blob Data Contributor"],
+    );
+    let log = env.idp.log();
+    assert!(log.iter().any(|l| l.contains("/devstoreaccount1/")), "storage never asked: {log:?}");
+}
