@@ -100,6 +100,13 @@ fn unauthorized_hint(code: &str) -> &'static str {
              identity the Storage Blob Data Contributor role, or use a SAS that grants read, \
              write, create and list (sp=rwcl) on the container"
         }
+        // Azure answers a bearer token it cannot use with this code, and the reason in its
+        // AuthenticationErrorDetail (expired, wrong audience, wrong tenant).
+        "InvalidAuthenticationInfo" => {
+            "the bearer token was refused: it may have expired, be for another audience (it \
+             must be for https://storage.azure.com/) or come from another tenant than the \
+             account's; fetch a new one, or drop AccessToken to let traffic-cop fetch it"
+        }
         // Azurite also says AuthorizationFailure for a bad signature (protocol.md §6.2), so
         // the key stays among the suspects.
         "AuthorizationFailure" => {
