@@ -15,6 +15,8 @@ mod refusals;
 mod scenarios;
 #[path = "entra/sources.rs"]
 mod sources;
+#[path = "entra/spin.rs"]
+mod spin;
 #[path = "entra/suite.rs"]
 mod suite;
 
