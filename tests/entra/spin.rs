@@ -60,9 +60,11 @@ fn the_spin_app_runs_with_bearer_tokens_under_real_spin() {
     let Some(spin) = or_skip("real spin (entra)", find_spin()) else { return };
     assert_built();
     let env = Env::new();
-    let dir = traffic_cop_host::repo_root()
-        .join("target/entra-spin")
-        .join(format!("{}-{}", std::process::id(), env.container));
+    let dir = traffic_cop_host::repo_root().join("target/entra-spin").join(format!(
+        "{}-{}",
+        std::process::id(),
+        env.container
+    ));
     std::fs::create_dir_all(&dir).unwrap();
 
     // Without the CA Spin must refuse the certificate: nothing reaches the IdP's handler.
