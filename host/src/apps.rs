@@ -74,7 +74,13 @@ impl App {
                 apps.join("wit"),
             ],
         );
-        let composed = compose(&app_wasm(name), &crate::component::wasm_path())?;
+        App::load_path(engine, &app_wasm(name))
+    }
+
+    /// Composes any socket component at `wasm` with the lease component and compiles it, with
+    /// what Spin gives its components: WASI, outbound HTTP and `fermyon:spin/variables`.
+    pub fn load_path(engine: &Engine, wasm: &Path) -> Result<App, String> {
+        let composed = compose(wasm, &crate::component::wasm_path())?;
         let component = Component::new(engine, &composed).map_err(|e| format!("{e:#}"))?;
         let mut linker = Linker::new(engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| e.to_string())?;
@@ -120,16 +126,7 @@ impl App {
     ) -> Result<String, String> {
         let stdout = MemoryOutputPipe::new(64 * 1024);
         let mut store = self.store(variables, &stdout);
-        if let Some(kill) = kill {
-            store.set_epoch_deadline(1);
-            store.epoch_deadline_callback(move |_| {
-                if kill.load(Ordering::SeqCst) {
-                    Err(wasmtime::format_err!("killed"))
-                } else {
-                    Ok(UpdateDeadline::Continue(1))
-                }
-            });
-        }
+        kill_switch(&mut store, kill);
         let printed =
             |stdout: &MemoryOutputPipe| String::from_utf8_lossy(&stdout.contents()).into_owned();
         let instance = cron::SpinCron::instantiate(&mut store, &self.component, &self.linker)
@@ -150,8 +147,23 @@ impl App {
         method: &str,
         path: &str,
     ) -> Result<(u16, String, String), String> {
+        let answer = self.serve(variables, method, path, None)?;
+        Ok((answer.status, answer.content_type, answer.body))
+    }
+
+    /// [`http`](Self::http) on a fresh instance that setting `kill` traps at its next epoch
+    /// check (an engine with epoch interruption, ticked by the caller), with what it printed.
+    pub fn serve(
+        &self,
+        variables: &BTreeMap<String, String>,
+        method: &str,
+        path: &str,
+        kill: Option<Arc<AtomicBool>>,
+    ) -> Result<HttpAnswer, String> {
         use wasmtime_wasi_http::p2::bindings::sync::Proxy;
-        let mut store = self.store(variables, &MemoryOutputPipe::new(64 * 1024));
+        let stdout = MemoryOutputPipe::new(64 * 1024);
+        let mut store = self.store(variables, &stdout);
+        kill_switch(&mut store, kill);
         let request = hyper::Request::builder()
             .method(method)
             .uri(format!("http://traffic-cop.local{path}"))
@@ -198,7 +210,32 @@ impl App {
                 .to_bytes();
             Ok::<_, String>((status, content_type, String::from_utf8_lossy(&body).into_owned()))
         });
+        // A trap (a kill) is the answer even when a response was already set.
         guest.join().map_err(|_| "guest thread panicked".to_string())??;
-        response
+        let (status, content_type, body) = response?;
+        let stdout = String::from_utf8_lossy(&stdout.contents()).into_owned();
+        Ok(HttpAnswer { status, content_type, body, stdout })
     }
+}
+
+/// One HTTP exchange with a component, and what it printed meanwhile.
+pub struct HttpAnswer {
+    pub status: u16,
+    pub content_type: String,
+    pub body: String,
+    pub stdout: String,
+}
+
+/// With `kill`, the store traps at its next epoch check once the flag is set: a process killed
+/// in the middle of its run.
+fn kill_switch(store: &mut Store<State>, kill: Option<Arc<AtomicBool>>) {
+    let Some(kill) = kill else { return };
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(move |_| {
+        if kill.load(Ordering::SeqCst) {
+            Err(wasmtime::format_err!("killed"))
+        } else {
+            Ok(UpdateDeadline::Continue(1))
+        }
+    });
 }

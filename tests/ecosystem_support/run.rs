@@ -102,13 +102,8 @@ pub struct Background {
     watch: Option<std::process::ChildStdin>,
 }
 
-const WATCHER: &str = r#"
-exec 3<&0
-life=$1; shift
-(cat <&3 >/dev/null; kill -KILL 0) &
-(sleep "$life"; kill -KILL 0) &
-exec "$@" </dev/null 3<&-
-"#;
+// The same group watcher the Spin replicas run under.
+use traffic_cop_host::spin::WRAPPER as WATCHER;
 
 impl Background {
     pub fn start(

@@ -90,18 +90,8 @@ pub fn run(spin: std::path::PathBuf) -> HttpStory {
             break;
         }
     }
-    let deadline = Instant::now() + Duration::from_secs(35);
-    while ticks.len() < fired && Instant::now() < deadline {
-        if let Ok(tick) = answers.recv_timeout(Duration::from_millis(200)) {
-            ticks.push(tick);
-        }
-    }
     let killed = killed.expect("a running replica was found and killed");
-    // The killed replica's request in flight died with it: not an answer to judge.
-    ticks.retain(|t| {
-        !(t.node == killed.node && t.at >= killed.at && t.detail.starts_with("no answer"))
-    });
-    ticks.sort_by_key(|t| (t.at, t.node));
+    let ticks = crate::story::settle(ticks, &answers, fired, &killed);
     HttpStory { ticks, killed, overlap, nodes, container }
 }
 

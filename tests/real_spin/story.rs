@@ -151,6 +151,27 @@ pub fn parse_report(at: u64, node: usize, line: &str) -> Option<Tick> {
     Some(Tick { at, node, holder, token, took_over, detail, wall_ms: None, trips: None })
 }
 
+/// The story's end: waits (at most 35 s) for the `fired` requests still unanswered, drops the
+/// killed replica's request that died with it (not an answer to judge), and orders the rest.
+pub fn settle(
+    mut ticks: Vec<Tick>,
+    answers: &std::sync::mpsc::Receiver<Tick>,
+    fired: usize,
+    killed: &Killed,
+) -> Vec<Tick> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(35);
+    while ticks.len() < fired && std::time::Instant::now() < deadline {
+        if let Ok(tick) = answers.recv_timeout(Duration::from_millis(200)) {
+            ticks.push(tick);
+        }
+    }
+    ticks.retain(|t| {
+        !(t.node == killed.node && t.at >= killed.at && t.detail.starts_with("no answer"))
+    });
+    ticks.sort_by_key(|t| (t.at, t.node));
+    ticks
+}
+
 pub fn dump(ticks: &[Tick]) -> String {
     ticks
         .iter()

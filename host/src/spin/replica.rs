@@ -12,9 +12,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The watcher runs as the group leader's shell, then becomes `spin` itself (`exec`), so
-/// the child's pid is spin's and the group id.
-const WRAPPER: &str = r#"
+/// The watcher runs as the group leader's shell, then becomes the program itself (`exec`), so
+/// the child's pid is the program's and the group id. Usage: `sh -c WRAPPER sh <lifetime
+/// seconds> <program> <args…>`, with a pipe on stdin whose closing kills the group.
+pub const WRAPPER: &str = r#"
 exec 3<&0
 life=$1; shift
 (cat <&3 >/dev/null; kill -KILL 0) &

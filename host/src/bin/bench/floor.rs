@@ -1,7 +1,9 @@
 //! The floor: the same two signed requests the component sends for an acquire + release cycle,
-//! written by a minimal native client (std TCP, hand-built HTTP/1.1, SharedKey by hand), a new
-//! connection per request as wasi:http makes. Nothing of traffic-cop's code is used, so the
-//! ratio to it is what the component and its host add.
+//! signed by hand (nothing of traffic-cop's code is used), a new connection per request as
+//! wasi:http makes, sent two ways: by a minimal native client (std TCP, hand-written HTTP/1.1),
+//! and by the wasmtime host's own wasi:http sender (`default_send_request`, hyper on tokio)
+//! with no component in between. The first ratio is what the component and its host add; the
+//! second splits it into the host's share and the component's.
 
 use base64::Engine;
 use hmac::{Hmac, Mac};
@@ -13,21 +15,39 @@ const ACCOUNT: &str = "devstoreaccount1";
 /// The version the component sends (traffic_cop::STORAGE_VERSION), so Azurite does the same work.
 const VERSION: &str = "2025-11-05";
 
+#[derive(Clone, Copy)]
+pub enum Via {
+    Socket,
+    WasiHttpHost,
+}
+
 /// One acquire + release of `container/blob` through 127.0.0.1:`port`. Panics on any refusal:
 /// the bench's setup guarantees the blob exists and is free.
-pub fn cycle(port: u16, key: &[u8], container: &str, blob: &str, n: u64) {
+pub fn cycle(via: Via, port: u16, key: &[u8], container: &str, blob: &str, n: u64) {
     let lease_id = format!("00000000-0000-4000-8000-{n:012x}");
     let acquire = [
         ("x-ms-lease-action", "acquire"),
         ("x-ms-lease-duration", "15"),
         ("x-ms-proposed-lease-id", lease_id.as_str()),
     ];
-    send(port, key, container, blob, &acquire, 201);
     let release = [("x-ms-lease-action", "release"), ("x-ms-lease-id", lease_id.as_str())];
-    send(port, key, container, blob, &release, 200);
+    for (lease, want) in [(&acquire[..], 201), (&release[..], 200)] {
+        let (path, headers) = signed(key, container, blob, lease);
+        let status = match via {
+            Via::Socket => send_socket(port, &path, &headers),
+            Via::WasiHttpHost => send_wasi_http(port, &path, &headers),
+        };
+        assert_eq!(status, want, "floor client: {lease:?}");
+    }
 }
 
-fn send(port: u16, key: &[u8], container: &str, blob: &str, lease: &[(&str, &str)], want: u16) {
+/// The request's path and headers, `Authorization` included.
+fn signed(
+    key: &[u8],
+    container: &str,
+    blob: &str,
+    lease: &[(&str, &str)],
+) -> (String, Vec<(String, String)>) {
     let date = httpdate::fmt_http_date(std::time::SystemTime::now());
     let mut headers: Vec<(&str, &str)> = lease.to_vec();
     headers.push(("x-ms-date", &date));
@@ -42,18 +62,45 @@ fn send(port: u16, key: &[u8], container: &str, blob: &str, lease: &[(&str, &str
     let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("any key length");
     mac.update(to_sign.as_bytes());
     let signature = base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
-    let mut request = format!("PUT {path}?comp=lease HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\n");
-    for (name, value) in &headers {
+    let mut headers: Vec<(String, String)> =
+        headers.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect();
+    headers.push(("content-length".into(), "0".into()));
+    headers.push(("authorization".into(), format!("SharedKey {ACCOUNT}:{signature}")));
+    (format!("{path}?comp=lease"), headers)
+}
+
+fn send_socket(port: u16, path: &str, headers: &[(String, String)]) -> u16 {
+    let mut request = format!("PUT {path} HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\n");
+    for (name, value) in headers {
         request.push_str(&format!("{name}: {value}\r\n"));
     }
-    request.push_str(&format!(
-        "content-length: 0\r\nauthorization: SharedKey {ACCOUNT}:{signature}\r\n\r\n"
-    ));
+    request.push_str("\r\n");
     let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
     stream.set_nodelay(true).expect("nodelay");
     stream.write_all(request.as_bytes()).expect("write");
-    let (status, answer) = read_answer(&mut stream);
-    assert_eq!(status, want, "floor client: {lease:?}: {answer}");
+    read_answer(&mut stream).0
+}
+
+/// Through wasmtime-wasi-http's sender on wasmtime-wasi's tokio runtime: what the component's
+/// `outgoing-handler.handle` runs on the host side, minus the component.
+fn send_wasi_http(port: u16, path: &str, headers: &[(String, String)]) -> u16 {
+    use http_body_util::{BodyExt, Empty};
+    let mut request =
+        hyper::Request::builder().method("PUT").uri(format!("http://127.0.0.1:{port}{path}"));
+    for (name, value) in headers {
+        request = request.header(name, value);
+    }
+    let body = Empty::<bytes::Bytes>::new().map_err(|never| match never {});
+    let request = request.body(body).expect("request");
+    wasmtime_wasi::runtime::in_tokio(async move {
+        let (response, worker) =
+            wasmtime_wasi_http::default_send_request(request, None).await.expect("send");
+        let worker = tokio::spawn(worker);
+        let status = response.status().as_u16();
+        response.into_body().collect().await.expect("answer body");
+        let _ = worker.await;
+        status
+    })
 }
 
 /// Reads one answer (head, then `Content-Length` bytes): its status and text.

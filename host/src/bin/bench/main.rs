@@ -8,7 +8,7 @@
 //! - the blackboard at scale: 16 workers claiming 1,000 and 10,000 items, against the naive
 //!   baseline (every worker tries every item) at 1,000.
 //!
-//! Run it with `scripts/bench [cycles] [items]`.
+//! Run it with `scripts/bench [cycles] [items]` (items 0: no blackboard).
 
 mod blackboard;
 mod floor;
@@ -69,16 +69,20 @@ fn main() {
         use base64::Engine;
         base64::engine::general_purpose::STANDARD.decode(EMULATOR_KEY_B64).unwrap()
     };
-    floor::cycle(proxy.port, &key, "bench", "lock", 0);
+    let floor = |via: floor::Via| -> Vec<f64> {
+        floor::cycle(via, proxy.port, &key, "bench", "lock", 0);
+        (1..=cycles as u64)
+            .map(|n| {
+                let started = Instant::now();
+                floor::cycle(via, proxy.port, &key, "bench", "lock", n);
+                ms(started.elapsed())
+            })
+            .collect()
+    };
+    let host_only = floor(floor::Via::WasiHttpHost);
     let before = proxy.requests();
-    let native: Vec<f64> = (1..=cycles as u64)
-        .map(|n| {
-            let started = Instant::now();
-            floor::cycle(proxy.port, &key, "bench", "lock", n);
-            ms(started.elapsed())
-        })
-        .collect();
-    let floor_trips = (proxy.requests() - before) as f64 / cycles as f64;
+    let native = floor(floor::Via::Socket);
+    let floor_trips = (proxy.requests() - before - 2) as f64 / cycles as f64;
 
     // The reference: the Azure SDK for Python, through the same counting proxy.
     let python = repo_root().join("target/bench-venv/bin/python");
@@ -120,6 +124,10 @@ fn main() {
     println!("  traffic-cop component        {component_trips:>11.1} {c50:>11.2} {c99:>10.2}");
     println!("  ratio component / floor      {:>11} {:>11.2} {:>10.2}", "", c50 / f50, c99 / f99);
     let (r50, r99) = (percentile(&refused, 50.0), percentile(&refused, 99.0));
+    let (h50, h99) = (percentile(&host_only, 50.0), percentile(&host_only, 99.0));
+    println!("  where the component's time goes:");
+    println!("  host's wasi:http sender alone {:>10.1} {h50:>11.2} {h99:>10.2}", 2.0);
+    println!("  ratio component / that       {:>11} {:>11.2} {:>10.2}", "", c50 / h50, c99 / h99);
     println!("  component, nothing sent      {:>11.1} {r50:>11.2} {r99:>10.2}", 0.0);
     match &sdk {
         Some(sdk) => {
@@ -145,7 +153,9 @@ fn main() {
     instantiation();
     takeover(&connection_string);
     spin_tick::per_tick(azurite.port);
-    blackboard(azurite.port, items);
+    if items > 0 {
+        blackboard(azurite.port, items);
+    }
     azurite.stop();
 }
 
