@@ -85,3 +85,25 @@ fn get_token_reuses_a_kept_token_and_refuses_what_it_cannot_use() {
     assert_no_secret(&format!("{error:?}"));
     assert_eq!(env.token_trips(), 1, "{:?}", env.idp.log());
 }
+
+#[test]
+fn with_a_kept_token_a_leader_run_asks_for_no_token() {
+    let env = Env::new();
+    let source = env.connection_string(Source::ClientSecret);
+    let AccessToken { token, expires_on } = fresh().get_token(&source).expect("get-token");
+    let kept = format!("{source};AccessToken={token};AccessTokenExpiresOn={expires_on}");
+    let job = lock(&env, kept, "kept-leader");
+    let grant = fresh().acquire(&job, LeaseDuration::Fixed(15), None).expect("acquire");
+    fresh().release(&job, &grant.lease_id).expect("release");
+    align();
+    let (done, (storage, tokens)) = trips(&env, || {
+        let Decision::Run(ticket) = fresh().guarded_invoke(&job, &options("leader")) else {
+            panic!("no leader run")
+        };
+        fresh().complete(&ticket, &Outcome::Success)
+    });
+    done.expect("complete");
+    eprintln!("leader run with a kept token: {storage} storage + {tokens} token");
+    assert_eq!(tokens, 0);
+    assert_eq!(env.token_trips(), 1, "only get-token asked: {:?}", env.idp.log());
+}
