@@ -223,7 +223,11 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
                 result.map_err(|e| e.with_clock_skew(sent_at, crate::ops::server_time(&response)))
             },
         );
-        result.map_err(|error| redact(error, lock, &signatures))
+        let bearer = matches!(lock.account.credential, Credential::Bearer(_));
+        result.map_err(|error| {
+            let error = if bearer { error.for_bearer() } else { error };
+            redact(error, lock, &signatures)
+        })
     }
 
     /// The attempts of one call: the answer, whether an earlier attempt's outcome was unknown,

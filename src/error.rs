@@ -102,11 +102,7 @@ fn unauthorized_hint(code: &str) -> &'static str {
         }
         // Azure answers a bearer token it cannot use with this code, and the reason in its
         // AuthenticationErrorDetail (expired, wrong audience, wrong tenant).
-        "InvalidAuthenticationInfo" => {
-            "the bearer token was refused: it may have expired, be for another audience (it \
-             must be for https://storage.azure.com/) or come from another tenant than the \
-             account's; fetch a new one, or drop AccessToken to let traffic-cop fetch it"
-        }
+        "InvalidAuthenticationInfo" => BEARER_HINT,
         // Azurite also says AuthorizationFailure for a bad signature (protocol.md §6.2), so
         // the key stays among the suspects.
         "AuthorizationFailure" => {
@@ -118,7 +114,27 @@ fn unauthorized_hint(code: &str) -> &'static str {
     }
 }
 
+/// The generic hint's counterpart for a request authorized with a bearer token.
+pub const BEARER_HINT: &str = "the bearer token was refused: it may have expired, be for another \
+     audience (it must be for https://storage.azure.com/), or come from another tenant than the \
+     account's; fetch a new one, or drop AccessToken to let traffic-cop fetch it";
+
 impl Error {
+    /// A refusal of a bearer-token request: the generic advice (a key, a SAS, the clock) does
+    /// not apply to it.
+    pub fn for_bearer(self) -> Error {
+        match self {
+            Error::Unauthorized(e) if e.message.ends_with(&format!("({UNAUTHORIZED_HINT})")) => {
+                let message = e.message.replace(UNAUTHORIZED_HINT, BEARER_HINT);
+                Error::Unauthorized(ServiceError { message, ..e })
+            }
+            Error::Unauthorized(e) if e.message == UNAUTHORIZED_HINT => {
+                Error::Unauthorized(ServiceError { message: BEARER_HINT.into(), ..e })
+            }
+            other => other,
+        }
+    }
+
     /// Classifies a refusal. The lease-specific codes come first because they share 409/412
     /// with unrelated conflicts.
     pub fn from_service(error: ServiceError) -> Error {

@@ -27,7 +27,7 @@ fn azurite_lock() -> Lock {
 const FIXED_15: LeaseDuration = LeaseDuration::Fixed(15);
 
 #[test]
-fn component_exports_lease_and_guard_and_imports_only_wasi() {
+fn component_exports_lease_guard_and_identity_and_imports_only_wasi() {
     let host = host::Host::shared();
     let ty = host.component.component_type();
     let exports: Vec<String> = ty.exports(&host.engine).map(|(name, _)| name.to_string()).collect();
@@ -38,7 +38,8 @@ fn component_exports_lease_and_guard_and_imports_only_wasi() {
         [
             "traffic-cop:lease/lease@0.1.0",
             "traffic-cop:lease/guard@0.1.0",
-            "traffic-cop:lease/guard@0.2.0"
+            "traffic-cop:lease/guard@0.2.0",
+            "traffic-cop:lease/identity@0.2.0"
         ]
     );
     assert!(imports.iter().all(|i| i.starts_with("wasi:")), "{imports:?}");

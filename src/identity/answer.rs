@@ -69,7 +69,13 @@ pub fn interpret(entra: &Entra, response: &Response, now_secs: u64) -> Result<Ac
 
 /// No answer from the identity endpoint.
 pub fn unreachable(entra: &Entra, error: TransportError) -> Error {
+    let detail = error.detail.to_ascii_lowercase();
+    let tls = detail.contains("tls") || detail.contains("certificate");
     let hint = match &entra.source {
+        _ if tls => {
+            "; its TLS certificate was refused: the host must trust the endpoint's CA (Spin: a \
+             [[client_tls]] entry with ca_roots_file in the runtime config)"
+        }
         TokenSource::ManagedIdentity { endpoint: ManagedEndpoint::Imds(_), .. } => {
             "; is this running on Azure with a managed identity? Elsewhere use ClientSecret or \
              WorkloadIdentity (and allow the identity endpoint in allowed_outbound_hosts)"

@@ -328,5 +328,5 @@ impl fmt::Debug for Entra {
 }
 
 #[cfg(test)]
-#[path = "tests.rs"]
+#[path = "identity_tests.rs"]
 mod tests;

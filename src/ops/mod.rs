@@ -136,11 +136,13 @@ pub(crate) fn check_status(response: &Response) -> Result<(), Error> {
 
 /// Status, error code and request id of a refusal. The code comes from `x-ms-error-code`
 /// (the only place on a HEAD) or else the body's `Error > Code`; only the first line of
-/// `Error > Message` is kept, never `AuthenticationErrorDetail`, which echoes our signature.
+/// `Error > Message` is kept. `AuthenticationErrorDetail` is added only when it is about a
+/// bearer token ("Lifetime validation failed. The token is expired.", "Invalid token
+/// audience."): for Shared Key it echoes our signature.
 /// Lenient: a body that is not the service's XML (a proxy's HTML page) still gives the status.
 pub fn service_error(response: &Response) -> ServiceError {
     let body = String::from_utf8_lossy(response.body());
-    let (mut code, mut message) = (None, None);
+    let (mut code, mut message, mut detail) = (None, None, None);
     // What was read before a malformed part is still the service's word.
     let _ = xml::walk(&body, &mut |path, node| match (path, node) {
         (["Error", "Code"], xml::Node::Close { text }) => {
@@ -149,11 +151,22 @@ pub fn service_error(response: &Response) -> ServiceError {
         (["Error", "Message"], xml::Node::Close { text }) => {
             message = text.trim().lines().next().map(str::to_string)
         }
+        (["Error", "AuthenticationErrorDetail"], xml::Node::Close { text }) => {
+            let first = text.trim().lines().next().unwrap_or_default();
+            let lower = first.to_ascii_lowercase();
+            if lower.contains("token") && !lower.contains("signature") {
+                detail = Some(first.to_string());
+            }
+        }
         _ => {}
     });
     let message = message
         .or_else(|| response.status().canonical_reason().map(str::to_string))
         .unwrap_or_default();
+    let message = match detail {
+        Some(detail) => format!("{message}: {detail}"),
+        None => message,
+    };
     ServiceError {
         status: response.status().as_u16(),
         code: response_header(response, "x-ms-error-code").or(code),
