@@ -9,6 +9,7 @@ use crate::config::{validate_blob, Account, Lock};
 use crate::error::Error;
 use crate::ops::{LeaseState, ListedBlob, LIST_PAGE_SIZE};
 use crate::transport::{Runtime, Transport};
+use std::time::SystemTime;
 
 /// One lock as the board shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,11 +31,13 @@ pub struct BoardEntry {
 ///
 /// The listing is worked one page at a time, as it arrives, so memory holds one page (plus a
 /// flag per item) and each listed blob is found by binary search. Within each page a worker
-/// starts at its own random fraction of the due items and walks on from there; when an attempt
-/// finds the item taken since the listing (409/412), it has run into another worker's stretch
-/// and moves on to the next page instead of trailing that worker item by item. So workers
-/// claiming at once split each page for about one wasted request each, and an item nobody
-/// reached is found by the next `claim` (call it until it returns no tickets).
+/// starts at its own random place among the due items and walks on from there. When an attempt
+/// finds its item taken since the listing (409/412), the worker has run into another worker's
+/// stretch: instead of trailing it item by item, it lists the page again (one round trip) and
+/// goes on from a new random place among what is still free. So workers claiming at once split
+/// each page at the cost of about one wasted request and one listing per meeting, and one call
+/// still offers every due item: a group of workers whose `max` add up to the items covers them.
+/// Items never used before cost a second pass (see `claim_unlisted`).
 pub fn claim<T: Transport, R: Runtime>(
     client: &mut LeaseClient<T, R>,
     account: &Account,
@@ -44,54 +47,139 @@ pub fn claim<T: Transport, R: Runtime>(
     max: u32,
 ) -> Result<Vec<Ticket>, Error> {
     let mut wanted = Wanted::new(account, container, items)?;
-    let fraction = client.runtime().random_u64();
-    let mut pages = Pages::new(account, container, true)?;
     let mut claimed = Claimed { tickets: Vec::new(), max: max as usize };
-    loop {
-        let (blobs, listed_at) = match pages.next(client) {
-            Ok(Some(page)) => page,
-            Ok(None) => break,
-            Err(error) => return claimed.failed(error),
-        };
-        let due: Vec<(usize, &ListedBlob, RunRecord)> = blobs
-            .iter()
-            .filter_map(|blob| Some((wanted.mark_listed(&blob.name)?, blob)))
-            .map(|(index, blob)| (index, blob, RunRecord::from_metadata(&blob.metadata)))
-            .filter(|(_, blob, record)| {
-                matches!(decide(record, blob.state, listed_at, options), Verdict::Contend { .. })
-            })
-            .collect();
-        for (index, blob, record) in rotated(&due, fraction) {
-            if claimed.full() {
-                return Ok(claimed.tickets);
+    let outcome = (|| {
+        claim_listed(client, &mut wanted, account, container, options, &mut claimed)?;
+        // Never listed, so never used: the single-lock path creates the blob and decides,
+        // in page-sized stretches like the listing. Meeting another worker there ends the
+        // stretch; a second pass then works the blobs created meanwhile like any listing,
+        // and tries every item still never created, so one call still covers its share.
+        if wanted.unlisted().next().is_none() || claimed.full() {
+            return Ok(());
+        }
+        claim_unlisted(client, &mut wanted, options, &mut claimed, Meeting::EndsStretch)?;
+        claim_listed(client, &mut wanted, account, container, options, &mut claimed)?;
+        claim_unlisted(client, &mut wanted, options, &mut claimed, Meeting::Jumps)
+    })();
+    match outcome {
+        Ok(()) => Ok(claimed.tickets),
+        Err(error) => claimed.failed(error),
+    }
+}
+
+/// One pass over the listing, page by page, each page listed again after meeting another
+/// worker (at most `MAX_RELISTS` times).
+fn claim_listed<T: Transport, R: Runtime>(
+    client: &mut LeaseClient<T, R>,
+    wanted: &mut Wanted,
+    account: &Account,
+    container: &str,
+    options: &GuardOptions,
+    claimed: &mut Claimed,
+) -> Result<(), Error> {
+    let mut pages = Pages::new(account, container, true)?;
+    while let Some(mut page) = pages.next(client)? {
+        let mut relists = 0;
+        loop {
+            match work_page(client, wanted, &page, options, claimed)? {
+                PageEnd::Worked => break,
+                PageEnd::Full => return Ok(()),
+                PageEnd::Met if relists == MAX_RELISTS => break,
+                PageEnd::Met => relists += 1,
             }
-            let (lock, etag) = (&wanted.locks[*index], blob.etag.clone());
-            match attempt(client, lock, options, record, blob.state, etag, listed_at) {
-                Ok(Attempt::Run(ticket)) => claimed.tickets.push(ticket),
-                // Taken since the listing: the rest of this page is another worker's stretch.
-                Ok(Attempt::Changed | Attempt::Skip(SkipReason::HeldByOther { .. })) => break,
-                Ok(Attempt::Skip(_)) => {}
-                Err(error) => return claimed.failed(error),
-            }
+            page = pages.again(client)?;
         }
     }
-    // Never listed, so never used: the single-lock path creates the blob and decides. Worked
-    // in page-sized stretches like the listing, for the same spreading.
+    Ok(())
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Meeting {
+    EndsStretch,
+    /// To a random item of the stretch not tried yet: every item gets tried.
+    Jumps,
+}
+
+fn claim_unlisted<T: Transport, R: Runtime>(
+    client: &mut LeaseClient<T, R>,
+    wanted: &mut Wanted,
+    options: &GuardOptions,
+    claimed: &mut Claimed,
+    meeting: Meeting,
+) -> Result<(), Error> {
     let unlisted: Vec<usize> = wanted.unlisted().collect();
     for stretch in unlisted.chunks(LIST_PAGE_SIZE as usize) {
-        for index in rotated(stretch, fraction) {
+        let mut tried = vec![false; stretch.len()];
+        let mut at = random_place(client, stretch.len());
+        for _ in 0..stretch.len() {
             if claimed.full() {
-                return Ok(claimed.tickets);
+                return Ok(());
             }
-            match guarded_invoke(client, &wanted.locks[*index], options) {
+            while tried[at] {
+                at = (at + 1) % stretch.len();
+            }
+            tried[at] = true;
+            match guarded_invoke(client, &wanted.locks[stretch[at]], options) {
                 Decision::Run(ticket) => claimed.tickets.push(ticket),
-                Decision::Skip(SkipReason::Error(error)) => return claimed.failed(error),
-                // Someone created or took it since our listing: the rest is their stretch.
-                Decision::Skip(_) => break,
+                Decision::Skip(SkipReason::Error(error)) => return Err(error),
+                Decision::Skip(_) if meeting == Meeting::EndsStretch => break,
+                Decision::Skip(_) => at = random_place(client, stretch.len()),
             }
+            at = (at + 1) % stretch.len();
         }
     }
-    Ok(claimed.tickets)
+    Ok(())
+}
+
+/// How often one page is listed again after meeting other workers before moving on; the items
+/// left then are found by the next `claim`.
+const MAX_RELISTS: usize = 8;
+
+enum PageEnd {
+    /// Every due item on the page was tried.
+    Worked,
+    /// `max` tickets are held.
+    Full,
+    /// Another worker took an item since the listing.
+    Met,
+}
+
+/// One pass over a page's due items from a random place, until it meets another worker.
+fn work_page<T: Transport, R: Runtime>(
+    client: &mut LeaseClient<T, R>,
+    wanted: &mut Wanted,
+    (blobs, listed_at): &(Vec<ListedBlob>, SystemTime),
+    options: &GuardOptions,
+    claimed: &mut Claimed,
+) -> Result<PageEnd, Error> {
+    let due: Vec<(usize, &ListedBlob, RunRecord)> = blobs
+        .iter()
+        .filter_map(|blob| Some((wanted.mark_listed(&blob.name)?, blob)))
+        .map(|(index, blob)| (index, blob, RunRecord::from_metadata(&blob.metadata)))
+        .filter(|(_, blob, record)| {
+            matches!(decide(record, blob.state, *listed_at, options), Verdict::Contend { .. })
+        })
+        .collect();
+    let start = random_place(client, due.len());
+    for (index, blob, record) in due[start..].iter().chain(&due[..start]) {
+        if claimed.full() {
+            return Ok(PageEnd::Full);
+        }
+        let (lock, etag) = (&wanted.locks[*index], blob.etag.clone());
+        match attempt(client, lock, options, record, blob.state, etag, *listed_at)? {
+            Attempt::Run(ticket) => claimed.tickets.push(ticket),
+            Attempt::Changed | Attempt::Skip(SkipReason::HeldByOther { .. }) => {
+                return Ok(PageEnd::Met)
+            }
+            Attempt::Skip(_) => {}
+        }
+    }
+    Ok(PageEnd::Worked)
+}
+
+/// A random index below `len` (0 when empty).
+fn random_place<T: Transport, R: Runtime>(client: &LeaseClient<T, R>, len: usize) -> usize {
+    ((u128::from(client.runtime().random_u64()) * len as u128) >> 64) as usize
 }
 
 struct Claimed {
@@ -112,12 +200,6 @@ impl Claimed {
             Ok(self.tickets)
         }
     }
-}
-
-/// `slice` walked once around, starting `fraction` (of `u64::MAX`) of the way along it.
-fn rotated<X>(slice: &[X], fraction: u64) -> impl Iterator<Item = &X> {
-    let start = ((u128::from(fraction) * slice.len() as u128) >> 64) as usize;
-    slice[start..].iter().chain(&slice[..start])
 }
 
 /// The items asked for: their locks (all validated before any request), their indices sorted

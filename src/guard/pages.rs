@@ -19,6 +19,8 @@ pub(crate) struct Pages {
     lock: Lock,
     create: bool,
     marker: Option<String>,
+    /// The marker the last page was listed with, to list it again.
+    current: Option<String>,
     markers_seen: Vec<String>,
     pages: usize,
     done: bool,
@@ -31,6 +33,7 @@ impl Pages {
             lock: Lock::new(account.clone(), container, "-")?,
             create,
             marker: None,
+            current: None,
             markers_seen: Vec::new(),
             pages: 0,
             done: false,
@@ -53,7 +56,8 @@ impl Pages {
             )));
         }
         self.pages += 1;
-        let page = match client.execute(&self.lock, &ListBlobs { marker: self.marker.take() }) {
+        self.current = self.marker.take();
+        let page = match client.execute(&self.lock, &ListBlobs { marker: self.current.clone() }) {
             Err(Error::NotFound(_)) if self.create && self.pages == 1 => {
                 client.execute(&self.lock, &CreateContainer)?;
                 self.done = true;
@@ -77,6 +81,16 @@ impl Pages {
             }
         }
         Ok(Some((page.blobs, listed_at)))
+    }
+
+    /// The last page again, as it is now (one round trip); paging goes on where it was.
+    pub(crate) fn again<T: Transport, R: Runtime>(
+        &mut self,
+        client: &mut LeaseClient<T, R>,
+    ) -> Result<(Vec<ListedBlob>, SystemTime), Error> {
+        let page = client.execute(&self.lock, &ListBlobs { marker: self.current.clone() })?;
+        let listed_at = page.server_time.unwrap_or_else(|| client.runtime().now());
+        Ok((page.blobs, listed_at))
     }
 
     fn stop(&mut self, message: String) -> Error {
