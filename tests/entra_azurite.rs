@@ -5,6 +5,8 @@
 
 #[path = "entra/cache.rs"]
 mod cache;
+#[path = "support/component_world.rs"]
+mod component_world;
 #[path = "entra/env.rs"]
 mod env;
 #[path = "entra/infra.rs"]
@@ -23,6 +25,6 @@ mod suite;
 /// The guard's behaviour suite with bearer authorization.
 mod guard_suite {
     use crate::scenarios;
-    use crate::suite::Bearer;
-    crate::scenario_tests!(Bearer::new());
+    use crate::suite::bearer_world;
+    crate::scenario_tests!(bearer_world());
 }

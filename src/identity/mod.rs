@@ -13,13 +13,15 @@
 //! from an earlier invocation (see `identity.get-token`), used while it has five minutes left.
 
 mod answer;
+mod cache;
 mod json;
+mod request;
 
 pub use answer::{check_supplied, interpret, unreachable};
+pub use cache::TokenCache;
+pub use request::token_request;
 
 use crate::error::Error;
-use crate::percent;
-use crate::transport::Request;
 use std::fmt;
 
 /// The audience every storage token is for.
@@ -71,31 +73,6 @@ pub struct AccessToken {
 impl AccessToken {
     pub fn fresh_at(&self, now_secs: u64) -> bool {
         self.expires_on > now_secs.saturating_add(REFRESH_MARGIN_SECS)
-    }
-}
-
-/// Tokens fetched so far, by source. Clones share one store, so a host that keeps an instance
-/// (or a composed component whose calls share the lease component's instance) fetches once.
-#[derive(Clone, Default)]
-pub struct TokenCache(std::sync::Arc<std::sync::Mutex<Vec<(TokenSource, AccessToken)>>>);
-
-impl TokenCache {
-    /// The kept token for `source`, if it has the refresh margin left at `now_secs`.
-    pub fn get(&self, source: &TokenSource, now_secs: u64) -> Option<AccessToken> {
-        let tokens = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        tokens.iter().find(|(s, t)| s == source && t.fresh_at(now_secs)).map(|(_, t)| t.clone())
-    }
-
-    pub fn put(&self, source: TokenSource, token: AccessToken) {
-        let mut tokens = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        tokens.retain(|(s, _)| *s != source);
-        tokens.push((source, token));
-    }
-}
-
-impl fmt::Debug for TokenCache {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("TokenCache(<redacted>)")
     }
 }
 
@@ -169,73 +146,6 @@ impl Entra {
         };
         Ok(Some(Entra { source, supplied }))
     }
-}
-
-/// The token request for `source`: the v2 client-credentials grant, or a managed identity GET.
-pub fn token_request(source: &TokenSource) -> Option<Request> {
-    let form = |pairs: &[(&str, &str)]| -> String {
-        let encode = |v: &str| percent::encode(v, percent::unreserved);
-        pairs.iter().map(|(k, v)| format!("{k}={}", encode(v))).collect::<Vec<_>>().join("&")
-    };
-    let scope = format!("{STORAGE_RESOURCE}.default");
-    let (uri, body, headers): (String, String, Vec<(&str, String)>) = match source {
-        TokenSource::ClientSecret { authority, tenant, client_id, secret } => (
-            format!("{authority}/{tenant}/oauth2/v2.0/token"),
-            form(&[
-                ("client_id", client_id),
-                ("scope", &scope),
-                ("client_secret", secret),
-                ("grant_type", "client_credentials"),
-            ]),
-            vec![("content-type", "application/x-www-form-urlencoded".into())],
-        ),
-        TokenSource::WorkloadIdentity { authority, tenant, client_id, assertion } => (
-            format!("{authority}/{tenant}/oauth2/v2.0/token"),
-            form(&[
-                ("client_id", client_id),
-                ("scope", &scope),
-                ("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"),
-                ("client_assertion", assertion),
-                ("grant_type", "client_credentials"),
-            ]),
-            vec![("content-type", "application/x-www-form-urlencoded".into())],
-        ),
-        TokenSource::ManagedIdentity { client_id, endpoint } => {
-            let (base, version, header) = match endpoint {
-                ManagedEndpoint::Imds(base) => (
-                    format!("{base}/metadata/identity/oauth2/token"),
-                    "2018-02-01",
-                    ("metadata", "true".to_string()),
-                ),
-                ManagedEndpoint::AppService { endpoint, header } => {
-                    (endpoint.clone(), "2019-08-01", ("x-identity-header", header.clone()))
-                }
-            };
-            let mut query = form(&[("api-version", version), ("resource", STORAGE_RESOURCE)]);
-            if let Some(id) = client_id {
-                query.push('&');
-                query.push_str(&form(&[("client_id", id)]));
-            }
-            let separator = if base.contains('?') { '&' } else { '?' };
-            (format!("{base}{separator}{query}"), String::new(), vec![header])
-        }
-        TokenSource::Supplied => return None,
-    };
-    let mut request = Request::new(body.into_bytes());
-    *request.method_mut() =
-        if request.body().is_empty() { http::Method::GET } else { http::Method::POST };
-    *request.uri_mut() = uri.parse().ok()?;
-    let length = request.body().len().to_string();
-    for (name, value) in headers
-        .iter()
-        .map(|(n, v)| (*n, v.as_str()))
-        .chain([("accept", "application/json"), ("content-length", length.as_str())])
-    {
-        let mut value = http::HeaderValue::from_str(value).ok()?;
-        value.set_sensitive(name == "x-identity-header");
-        request.headers_mut().insert(name, value);
-    }
-    Some(request)
 }
 
 /// Every secret a source or a token holds, so errors can be scrubbed of them.

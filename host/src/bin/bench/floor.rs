@@ -87,6 +87,9 @@ fn send_wasi_http(port: u16, path: &str, headers: &[(String, String)]) -> u16 {
     use http_body_util::{BodyExt, Empty};
     let mut request =
         hyper::Request::builder().method("PUT").uri(format!("http://127.0.0.1:{port}{path}"));
+    // The host sets `Host` itself before it sends a guest's request (wasmtime-wasi-http's
+    // `set_host_header`): so here.
+    request = request.header("host", format!("127.0.0.1:{port}"));
     for (name, value) in headers {
         request = request.header(name, value);
     }
