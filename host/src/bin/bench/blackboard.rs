@@ -10,7 +10,7 @@ use super::ms;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use traffic_cop_host::azurite::connection_string_for_port;
-use traffic_cop_host::component::{fresh, v2, LeaseError};
+use traffic_cop_host::component::{fresh, v2};
 use traffic_cop_host::proxy::CountingProxy;
 use traffic_cop_host::EMULATOR_KEY_B64;
 
@@ -34,7 +34,7 @@ pub struct Round {
     pub requests: u64,
     pub wasted: u64,
     pub complete_requests: u64,
-    /// Completes refused because the lease had run out first.
+    /// Completes that failed (the lease ran out first, or a saturated Azurite timed out).
     pub late_completes: u64,
 }
 
@@ -113,12 +113,10 @@ pub fn round(
                 // is counted, not fatal: a real worker would have sent keep-alive.
                 let complete = |mut ticket: v2::Ticket| {
                     ticket.lock.connection_string = complete_through.clone();
-                    match fresh().complete_v2(&ticket, &v2::Outcome::Success) {
-                        Ok(()) => {}
-                        Err(LeaseError::LeaseLost(_)) => {
-                            late.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                        }
-                        Err(error) => panic!("complete: {error:?}"),
+                    // A saturated Azurite may also time out: the run stays recorded as
+                    // abandoned, which is what the guard promises; counted, not fatal.
+                    if fresh().complete_v2(&ticket, &v2::Outcome::Success).is_err() {
+                        late.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     }
                 };
                 match strategy {
@@ -146,7 +144,7 @@ fn claim_all(
     options: &v2::GuardOptions,
     complete: impl Fn(v2::Ticket),
 ) -> usize {
-    let mut claimed = 0;
+    let (mut claimed, mut failures) = (0, 0);
     loop {
         match fresh().claim_v2(location, items, options, PER_CLAIM) {
             Ok(tickets) if tickets.is_empty() => return claimed,
@@ -154,7 +152,12 @@ fn claim_all(
                 claimed += tickets.len();
                 tickets.into_iter().for_each(&complete);
             }
-            Err(error) => panic!("claim: {error:?}"),
+            // Retried by the next call, as a timer would; a claim that keeps failing ends it.
+            Err(error) if failures < 5 => {
+                failures += 1;
+                eprintln!("claim failed, claiming again: {error:?}");
+            }
+            Err(error) => panic!("claim keeps failing: {error:?}"),
         }
     }
 }
