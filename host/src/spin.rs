@@ -11,7 +11,7 @@ mod http;
 mod replica;
 
 pub use http::http;
-pub use replica::{Launch, SpinReplica, WRAPPER};
+pub use replica::{kill_group, Launch, SpinReplica, WRAPPER};
 
 use std::path::{Path, PathBuf};
 

@@ -132,12 +132,6 @@ impl Background {
 
 impl Drop for Background {
     fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", self.child.id())])
-            .stderr(Stdio::null())
-            .status();
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        drop(self.watch.take());
+        traffic_cop_host::spin::kill_group(&mut self.child, self.watch.take());
     }
 }

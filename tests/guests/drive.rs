@@ -55,19 +55,8 @@ pub fn run(fire: Fire, mut kill_running: impl FnMut() -> Option<Killed>) -> (Vec
 
 /// The guests answer with the Rust app's report fields (`TickReport` as JSON).
 fn report_tick(at: u64, node: usize, body: &str) -> Tick {
-    let Ok(report) = serde_json::from_str::<serde_json::Value>(body) else {
-        return no_answer(at, node, format!("not JSON: {body}"));
-    };
-    Tick {
-        at,
-        node,
-        holder: report["holder"].as_str().unwrap_or("?").to_string(),
-        token: report["fencing_token"].as_u64(),
-        took_over: report["previous_abandoned"].as_bool() == Some(true),
-        detail: report["detail"].as_str().unwrap_or(body).to_string(),
-        wall_ms: None,
-        trips: None,
-    }
+    crate::story::json_tick(at, node, body)
+        .unwrap_or_else(|| no_answer(at, node, format!("not JSON: {body}")))
 }
 
 fn no_answer(at: u64, node: usize, why: String) -> Tick {

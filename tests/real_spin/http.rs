@@ -96,17 +96,8 @@ pub fn run(spin: std::path::PathBuf) -> HttpStory {
 }
 
 fn report_tick(at: u64, node: usize, body: &str) -> Tick {
-    let report: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
-    Tick {
-        at,
-        node,
-        holder: report["holder"].as_str().unwrap_or("?").to_string(),
-        token: report["fencing_token"].as_u64(),
-        took_over: report["previous_abandoned"].as_bool() == Some(true),
-        detail: report["detail"].as_str().unwrap_or(body).to_string(),
-        wall_ms: None,
-        trips: None,
-    }
+    story::json_tick(at, node, body)
+        .unwrap_or_else(|| error_tick(at, node, format!("not JSON: {body}")))
 }
 
 fn error_tick(at: u64, node: usize, why: String) -> Tick {

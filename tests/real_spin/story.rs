@@ -172,6 +172,22 @@ pub fn settle(
     ticks
 }
 
+/// A tick from the JSON report `POST /run` answers (the Rust app's `TickReport` fields, which
+/// the guests answer too); `None` when the body is not JSON.
+pub fn json_tick(at: u64, node: usize, body: &str) -> Option<Tick> {
+    let report = serde_json::from_str::<serde_json::Value>(body).ok()?;
+    Some(Tick {
+        at,
+        node,
+        holder: report["holder"].as_str().unwrap_or("?").to_string(),
+        token: report["fencing_token"].as_u64(),
+        took_over: report["previous_abandoned"].as_bool() == Some(true),
+        detail: report["detail"].as_str().unwrap_or(body).to_string(),
+        wall_ms: None,
+        trips: None,
+    })
+}
+
 pub fn dump(ticks: &[Tick]) -> String {
     ticks
         .iter()

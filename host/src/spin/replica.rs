@@ -228,14 +228,20 @@ impl SpinReplica {
             return;
         }
         self.killed = true;
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", self.child.id())])
-            .stderr(Stdio::null())
-            .status();
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        drop(self.watch.take());
+        kill_group(&mut self.child, self.watch.take());
     }
+}
+
+/// SIGKILLs the whole process group a [`WRAPPER`] child leads, reaps the child, and closes
+/// the watcher's pipe.
+pub fn kill_group(child: &mut Child, watch: Option<ChildStdin>) {
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", child.id())])
+        .stderr(Stdio::null())
+        .status();
+    let _ = child.kill();
+    let _ = child.wait();
+    drop(watch);
 }
 
 impl Drop for SpinReplica {
