@@ -27,6 +27,7 @@ pub mod client;
 pub mod config;
 pub mod error;
 pub mod guard;
+mod http_date;
 pub mod identity;
 pub mod ops;
 mod percent;

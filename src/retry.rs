@@ -82,7 +82,7 @@ pub fn retry_after(
     match value.parse::<u64>() {
         Ok(seconds) => Some(Duration::from_secs(seconds)),
         Err(_) => {
-            let at = httpdate::parse_http_date(value).ok()?;
+            let at = crate::http_date::parse(value)?;
             Some(at.duration_since(now).unwrap_or(Duration::ZERO))
         }
     }

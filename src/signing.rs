@@ -85,11 +85,15 @@ pub fn string_to_sign(request: &Request, account_name: &str) -> String {
 
 /// `x-ms-*` headers, lowercased, sorted, one `name:value\n` each.
 pub fn canonical_headers(request: &Request) -> String {
-    let mut headers: Vec<(&str, String)> = request
+    // Owned names: `(String, String)` is the one pair type the crate sorts, so the component
+    // carries one sort routine for it (see http_date.rs for why bytes count).
+    let mut headers: Vec<(String, String)> = request
         .headers()
         .iter()
         .filter(|(name, _)| name.as_str().starts_with("x-ms-"))
-        .map(|(name, value)| (name.as_str(), fold_whitespace(value.to_str().unwrap_or(""))))
+        .map(|(name, value)| {
+            (name.as_str().to_string(), fold_whitespace(value.to_str().unwrap_or("")))
+        })
         .collect();
     headers.sort();
     headers.iter().map(|(name, value)| format!("{name}:{value}\n")).collect()
@@ -101,20 +105,30 @@ pub fn canonical_headers(request: &Request) -> String {
 /// and the Azure SDKs compute.
 pub fn canonical_resource(request: &Request, account_name: &str) -> String {
     let mut out = format!("/{account_name}{}", request.uri().path());
-    let mut params: Vec<(String, Vec<String>)> = Vec::new();
-    for pair in request.uri().query().unwrap_or("").split('&').filter(|p| !p.is_empty()) {
-        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-        let (name, value) =
-            (percent::decode(name, true).to_ascii_lowercase(), percent::decode(value, true));
-        match params.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, values)) => values.push(value),
-            None => params.push((name, vec![value])),
-        }
-    }
+    // Sorted as (name, value) pairs: names in order, and each name's values in order after it.
+    let mut params: Vec<(String, String)> = request
+        .uri()
+        .query()
+        .unwrap_or("")
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|pair| {
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+            (percent::decode(name, true).to_ascii_lowercase(), percent::decode(value, true))
+        })
+        .collect();
     params.sort();
-    for (name, mut values) in params {
-        values.sort();
-        out.push_str(&format!("\n{name}:{}", values.join(",")));
+    let mut previous: Option<&str> = None;
+    for (name, value) in &params {
+        if previous == Some(name.as_str()) {
+            out.push(',');
+        } else {
+            out.push('\n');
+            out.push_str(name);
+            out.push(':');
+        }
+        out.push_str(value);
+        previous = Some(name);
     }
     out
 }

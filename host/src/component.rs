@@ -54,7 +54,9 @@ impl WasiHttpView for State {
 pub struct Host {
     pub engine: Engine,
     pub component: Component,
-    linker: Linker<State>,
+    /// Imports resolved and type-checked once, as a serving host does, so each instance
+    /// costs only its own creation.
+    pre: LeaseProviderPre<State>,
 }
 
 /// The release build the tests exercise; `TRAFFIC_COP_WASM` overrides it.
@@ -87,21 +89,51 @@ pub(crate) fn assert_fresh(wasm: &Path, sources: &[PathBuf]) {
 }
 
 impl Host {
+    /// The host the tests share: wasmtime's default (on-demand) instance allocation.
     pub fn shared() -> &'static Host {
         static HOST: OnceLock<Host> = OnceLock::new();
+        HOST.get_or_init(|| Host::load(wasmtime::Config::new()))
+    }
+
+    /// Instances from wasmtime's pooling allocator, which Spin uses: memories are reserved
+    /// once and reset between instances instead of mapped and unmapped per instance.
+    pub fn pooled() -> &'static Host {
+        static HOST: OnceLock<Host> = OnceLock::new();
         HOST.get_or_init(|| {
-            let wasm = wasm_path();
-            if std::env::var_os("TRAFFIC_COP_WASM").is_none() {
-                let root = crate::repo_root();
-                assert_fresh(&wasm, &[root.join("src"), root.join("wit")]);
-            }
-            let engine = Engine::default();
-            let component = Component::from_file(&engine, &wasm).expect("component compiles");
-            let mut linker = Linker::new(&engine);
-            wasmtime_wasi::p2::add_to_linker_sync(&mut linker).unwrap();
-            wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker).unwrap();
-            Host { engine, component, linker }
+            let mut pool = wasmtime::PoolingAllocationConfig::default();
+            pool.total_component_instances(64)
+                .total_core_instances(64)
+                .total_memories(64)
+                .total_tables(64)
+                .max_memory_size(64 << 20)
+                // Reset by zeroing instead of returning the pages, so the next instance does
+                // not take a page fault on each page it touches.
+                .linear_memory_keep_resident(4 << 20)
+                .table_keep_resident(64 << 10);
+            let mut config = wasmtime::Config::new();
+            config.allocation_strategy(wasmtime::InstanceAllocationStrategy::Pooling(pool));
+            Host::load(config)
         })
+    }
+
+    fn load(mut config: wasmtime::Config) -> Host {
+        let wasm = wasm_path();
+        if std::env::var_os("TRAFFIC_COP_WASM").is_none() {
+            let root = crate::repo_root();
+            assert_fresh(&wasm, &[root.join("src"), root.join("wit")]);
+        }
+        // For `perf`: names the component's compiled functions in /tmp/perf-<pid>.map.
+        if std::env::var_os("TRAFFIC_COP_PERFMAP").is_some() {
+            config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+        }
+        let engine = Engine::new(&config).expect("engine");
+        let component = Component::from_file(&engine, &wasm).expect("component compiles");
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).unwrap();
+        wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker).unwrap();
+        let pre = LeaseProviderPre::new(linker.instantiate_pre(&component).expect("imports"))
+            .expect("exports");
+        Host { engine, component, pre }
     }
 
     /// A fresh instance, as a per-event serverless host would make.
@@ -113,8 +145,7 @@ impl Host {
             variables: Default::default(),
         };
         let mut store = Store::new(&self.engine, state);
-        let provider = LeaseProvider::instantiate(&mut store, &self.component, &self.linker)
-            .expect("instantiates");
+        let provider = self.pre.instantiate(&mut store).expect("instantiates");
         Instance { store, provider }
     }
 }

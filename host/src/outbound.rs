@@ -8,7 +8,7 @@
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use http_body_util::BodyExt;
 use wasmtime_wasi_http::io::TokioIo;
@@ -16,6 +16,34 @@ use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
 static TRUSTING: AtomicBool = AtomicBool::new(false);
 static SENT: Mutex<Vec<Sent>> = Mutex::new(Vec::new());
+static TIMING: AtomicBool = AtomicBool::new(false);
+static MOMENTS: Mutex<Vec<(Instant, Moment)>> = Mutex::new(Vec::new());
+
+/// When a guest request crossed into the host, for the bench's breakdown of a component call
+/// (recorded only after [`time_requests`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Moment {
+    /// The guest called `outgoing-handler.handle`: its request is built and signed.
+    Handed,
+    /// The host's sender has the answer's head; the guest has not yet been woken for it.
+    Answered,
+}
+
+/// From now on, in this process, every request's [`Moment`]s are recorded.
+pub fn time_requests() {
+    TIMING.store(true, Ordering::SeqCst);
+}
+
+/// The moments recorded since the last call, oldest first.
+pub fn take_moments() -> Vec<(Instant, Moment)> {
+    std::mem::take(&mut *MOMENTS.lock().unwrap())
+}
+
+fn record(moment: Moment) {
+    if TIMING.load(Ordering::Relaxed) {
+        MOMENTS.lock().unwrap().push((Instant::now(), moment));
+    }
+}
 
 /// One request the component sent (after [`trust_test_ca`]).
 #[derive(Clone, Debug)]
@@ -61,6 +89,7 @@ impl WasiHttpHooks for Hooks {
         fut: IoFuture,
     ) -> Box<dyn Future<Output = Result<(http::Response<WasiBody>, IoFuture), Error>> + Send> {
         _ = fut;
+        record(Moment::Handed);
         let trusting = TRUSTING.load(Ordering::SeqCst);
         if trusting {
             let auth_scheme = request
@@ -83,6 +112,7 @@ impl WasiHttpHooks for Hooks {
                 let (res, io) = wasmtime_wasi_http::default_send_request(request, options).await?;
                 (res.map(BodyExt::boxed_unsync), Box::new(io) as IoFuture)
             };
+            record(Moment::Answered);
             Ok((res, io))
         })
     }

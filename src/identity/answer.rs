@@ -134,7 +134,7 @@ fn expired(at: u64) -> String {
     format!(
         "the access token expired at {} (unix {at}): fetch a new one (identity.get-token) and \
          pass it with AccessTokenExpiresOn, or drop AccessToken to let traffic-cop fetch one",
-        httpdate::fmt_http_date(std::time::UNIX_EPOCH + std::time::Duration::from_secs(at))
+        crate::http_date::format(std::time::UNIX_EPOCH + std::time::Duration::from_secs(at))
     )
 }
 

@@ -53,7 +53,7 @@ pub trait Op {
 /// the time is an argument. Returns the signature (if any) so it can be scrubbed from errors.
 pub fn prepare(mut request: Request, lock: &Lock, now: SystemTime) -> (Request, Option<String>) {
     let headers = request.headers_mut();
-    headers.insert("x-ms-date", header(&httpdate::fmt_http_date(now)));
+    headers.insert("x-ms-date", header(&crate::http_date::format(now)));
     headers.insert("x-ms-version", header(crate::STORAGE_VERSION));
     let length = request.body().len().to_string();
     // Always explicit: without it wasi:http hosts send a chunked body, which SharedKey and
@@ -122,7 +122,7 @@ pub(crate) fn metadata_headers(response: &Response) -> Vec<(String, String)> {
 
 /// The service's clock, from the `Date` header.
 pub fn server_time(response: &Response) -> Option<SystemTime> {
-    response_header(response, "date").and_then(|d| httpdate::parse_http_date(&d).ok())
+    response_header(response, "date").and_then(|d| crate::http_date::parse(&d))
 }
 
 /// Turns a non-2xx response into an error; `Ok(())` for 2xx.
@@ -160,9 +160,7 @@ pub fn service_error(response: &Response) -> ServiceError {
         }
         _ => {}
     });
-    let message = message
-        .or_else(|| response.status().canonical_reason().map(str::to_string))
-        .unwrap_or_default();
+    let message = message.unwrap_or_else(|| reason(response.status().as_u16()).to_string());
     let message = match detail {
         Some(detail) => format!("{message}: {detail}"),
         None => message,
@@ -183,4 +181,25 @@ pub(crate) fn unexpected(response: &Response, what: &str) -> Error {
         request_id: response_header(response, "x-ms-request-id"),
         message: format!("unexpected response: {what}"),
     })
+}
+
+/// The reason phrase for a status that no error body explains (a HEAD's answer, a proxy's
+/// page). Only these: http's full table costs the component about 3 KiB.
+fn reason(status: u16) -> &'static str {
+    match status {
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        412 => "Precondition Failed",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        // From a proxy or gateway between us and the service.
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        _ => "",
+    }
 }

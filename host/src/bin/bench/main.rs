@@ -13,6 +13,7 @@
 mod blackboard;
 mod floor;
 mod spin_tick;
+mod split;
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -147,6 +148,7 @@ fn main() {
     println!(
         "  (component cycles include instantiating a fresh instance for each of the two calls)"
     );
+    split::breakdown(&lock, cycles);
 
     let size = std::fs::metadata(wasm_path()).map(|m| m.len()).unwrap_or(0);
     println!("\nrelease traffic_cop.wasm       {size} bytes ({} KiB)", size / 1024);
