@@ -19,6 +19,10 @@ const VERSION: &str = "2025-11-05";
 pub enum Via {
     Socket,
     WasiHttpHost,
+    /// As `WasiHttpHost`, but the send runs as `outgoing-handler.handle` runs it: spawned on
+    /// the host's tokio runtime while the calling thread waits for it, as a guest's thread
+    /// waits in `poll`.
+    WasiHttpHostSpawned,
 }
 
 /// One acquire + release of `container/blob` through 127.0.0.1:`port`. Panics on any refusal:
@@ -35,7 +39,8 @@ pub fn cycle(via: Via, port: u16, key: &[u8], container: &str, blob: &str, n: u6
         let (path, headers) = signed(key, container, blob, lease);
         let status = match via {
             Via::Socket => send_socket(port, &path, &headers),
-            Via::WasiHttpHost => send_wasi_http(port, &path, &headers),
+            Via::WasiHttpHost => send_wasi_http(port, &path, &headers, false),
+            Via::WasiHttpHostSpawned => send_wasi_http(port, &path, &headers, true),
         };
         assert_eq!(status, want, "floor client: {lease:?}");
     }
@@ -83,7 +88,7 @@ fn send_socket(port: u16, path: &str, headers: &[(String, String)]) -> u16 {
 
 /// Through wasmtime-wasi-http's sender on wasmtime-wasi's tokio runtime: what the component's
 /// `outgoing-handler.handle` runs on the host side, minus the component.
-fn send_wasi_http(port: u16, path: &str, headers: &[(String, String)]) -> u16 {
+fn send_wasi_http(port: u16, path: &str, headers: &[(String, String)], spawned: bool) -> u16 {
     use http_body_util::{BodyExt, Empty};
     let mut request =
         hyper::Request::builder().method("PUT").uri(format!("http://127.0.0.1:{port}{path}"));
@@ -96,8 +101,13 @@ fn send_wasi_http(port: u16, path: &str, headers: &[(String, String)]) -> u16 {
     let body = Empty::<bytes::Bytes>::new().map_err(|never| match never {});
     let request = request.body(body).expect("request");
     wasmtime_wasi::runtime::in_tokio(async move {
-        let (response, worker) =
-            wasmtime_wasi_http::default_send_request(request, None).await.expect("send");
+        let send = wasmtime_wasi_http::default_send_request(request, None);
+        let (response, worker) = if spawned {
+            wasmtime_wasi::runtime::spawn(send).await
+        } else {
+            send.await
+        }
+        .expect("send");
         let worker = tokio::spawn(worker);
         let status = response.status().as_u16();
         response.into_body().collect().await.expect("answer body");

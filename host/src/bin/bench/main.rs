@@ -81,6 +81,7 @@ fn main() {
             .collect()
     };
     let host_only = floor(floor::Via::WasiHttpHost);
+    let host_spawned = floor(floor::Via::WasiHttpHostSpawned);
     let before = proxy.requests();
     let native = floor(floor::Via::Socket);
     let floor_trips = (proxy.requests() - before - 2) as f64 / cycles as f64;
@@ -129,6 +130,9 @@ fn main() {
     println!("  where the component's time goes:");
     println!("  host's wasi:http sender alone {:>10.1} {h50:>11.2} {h99:>10.2}", 2.0);
     println!("  ratio component / that       {:>11} {:>11.2} {:>10.2}", "", c50 / h50, c99 / h99);
+    let (s50, s99) = (percentile(&host_spawned, 50.0), percentile(&host_spawned, 99.0));
+    println!("  that, spawned as handle does {:>11.1} {s50:>11.2} {s99:>10.2}", 2.0);
+    println!("  ratio component / that       {:>11} {:>11.2} {:>10.2}", "", c50 / s50, c99 / s99);
     println!("  component, nothing sent      {:>11.1} {r50:>11.2} {r99:>10.2}", 0.0);
     match &sdk {
         Some(sdk) => {
