@@ -102,12 +102,9 @@ fn send_wasi_http(port: u16, path: &str, headers: &[(String, String)], spawned: 
     let request = request.body(body).expect("request");
     wasmtime_wasi::runtime::in_tokio(async move {
         let send = wasmtime_wasi_http::default_send_request(request, None);
-        let (response, worker) = if spawned {
-            wasmtime_wasi::runtime::spawn(send).await
-        } else {
-            send.await
-        }
-        .expect("send");
+        let (response, worker) =
+            if spawned { wasmtime_wasi::runtime::spawn(send).await } else { send.await }
+                .expect("send");
         let worker = tokio::spawn(worker);
         let status = response.status().as_u16();
         response.into_body().collect().await.expect("answer body");

@@ -17,8 +17,10 @@ pub fn breakdown(lock: &Lock, cycles: usize) {
         (Host::pooled(), false, "a fresh instance per call, pooling allocator (as Spin)"),
         (Host::shared(), true, "one instance for both calls"),
     ] {
+        let faults = minor_faults();
         let [before, in_sender, after] = measure(host, lock, cycles, reuse);
-        println!("    {heading}:");
+        let faults = (minor_faults() - faults) as f64 / cycles as f64;
+        println!("    {heading}; page faults a cycle: {faults:.0}");
         let row = |name: &str, samples: &[f64]| {
             let (p50, p99) = (percentile(samples, 50.0), percentile(samples, 99.0));
             println!("      {name:<42} {p50:>6.2} {p99:>10.2}");
@@ -70,4 +72,12 @@ fn measure(host: &Host, lock: &Lock, cycles: usize, reuse: bool) -> [Vec<f64>; 3
         }
     }
     [before, in_sender, after]
+}
+
+/// Minor page faults taken by the calling thread so far (Linux; 0 elsewhere).
+fn minor_faults() -> u64 {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
+    // Field 10 (minflt), counted after the command name's closing parenthesis.
+    let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    rest.split_whitespace().nth(7).and_then(|v| v.parse().ok()).unwrap_or(0)
 }
