@@ -16,8 +16,17 @@ use traffic_cop_host::EMULATOR_KEY_B64;
 
 /// The first interval: long, so creating every item's blob may take as long as it takes.
 pub const FIRST: u64 = 86_400;
-/// Steady rounds: every claim must land within the interval (300 s after the tolerance).
-pub const STEADY: u64 = 400;
+/// Steady rounds: every claim must land before the items fall due again, `interval` minus
+/// the guard's skew tolerance (a quarter of it, at most 300 s) after the due time. 400 s
+/// leaves 300 s, plenty for 1,000 items; a saturated Azurite needs about ten minutes for
+/// 10,000, so larger sets get 1,800 s (1,500 s to claim them all).
+pub fn steady_interval(items: usize) -> u64 {
+    if items <= 1_000 {
+        400
+    } else {
+        1_800
+    }
+}
 /// Tickets a worker asks for per `claim`; it calls again until it gets none.
 pub const PER_CLAIM: u32 = 50;
 
@@ -91,7 +100,9 @@ pub fn round(
     last_claim: &mut Option<Instant>,
 ) -> Round {
     if let Some(last) = last_claim {
-        let tolerance = Duration::from_secs(interval / 4 + 1);
+        // Past the guard's skew tolerance after the last claim, so this round is a new
+        // interval's (the tolerance: a quarter of the interval, at most 300 s).
+        let tolerance = Duration::from_secs((interval / 4).min(300) + 1);
         std::thread::sleep(tolerance.saturating_sub(last.elapsed()));
     }
     let offset = (now_s() + 1) % interval;

@@ -263,8 +263,12 @@ fn blackboard(azurite_port: u16, items: usize) {
         })
         .collect();
     let mut sets = sets;
-    for (interval, label) in [(blackboard::FIRST, "1st"), (blackboard::STEADY, "steady")] {
+    for label in ["1st", "steady"] {
         for (strategy, name, list, location, last_claim) in &mut sets {
+            let interval = match label {
+                "1st" => blackboard::FIRST,
+                _ => blackboard::steady_interval(list.len()),
+            };
             let shape = (WORKERS, *strategy, interval);
             round(&proxies, location, list, shape, last_claim)
                 .print(&format!("{name}, {}, {label}", list.len()));
