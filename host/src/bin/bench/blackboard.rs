@@ -28,7 +28,12 @@ pub fn steady_interval(items: usize) -> u64 {
     }
 }
 /// Tickets a worker asks for per `claim`; it calls again until it gets none.
-pub const PER_CLAIM: u32 = 50;
+/// (`scripts/bench`'s third argument; 50 by default).
+pub static PER_CLAIM: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(50);
+
+pub fn per_claim() -> u32 {
+    PER_CLAIM.load(std::sync::atomic::Ordering::Relaxed)
+}
 
 #[derive(Clone, Copy, PartialEq)]
 pub enum Strategy {
@@ -157,7 +162,7 @@ fn claim_all(
 ) -> usize {
     let (mut claimed, mut failures) = (0, 0);
     loop {
-        match fresh().claim_v2(location, items, options, PER_CLAIM) {
+        match fresh().claim_v2(location, items, options, per_claim()) {
             Ok(tickets) if tickets.is_empty() => return claimed,
             Ok(tickets) => {
                 claimed += tickets.len();

@@ -8,7 +8,8 @@
 //! - the blackboard at scale: 16 workers claiming 1,000 and 10,000 items, against the naive
 //!   baseline (every worker tries every item) at 1,000.
 //!
-//! Run it with `scripts/bench [cycles] [items]` (items 0: no blackboard).
+//! Run it with `scripts/bench [cycles] [items] [tickets per claim]` (items 0: no blackboard;
+//! tickets per claim 50 by default).
 
 mod blackboard;
 mod floor;
@@ -27,6 +28,9 @@ use traffic_cop_host::{repo_root, EMULATOR_KEY_B64};
 fn main() {
     let cycles: usize = std::env::args().nth(1).and_then(|n| n.parse().ok()).unwrap_or(200);
     let items: usize = std::env::args().nth(2).and_then(|n| n.parse().ok()).unwrap_or(10_000);
+    if let Some(tickets) = std::env::args().nth(3).and_then(|n| n.parse().ok()) {
+        blackboard::PER_CLAIM.store(tickets, std::sync::atomic::Ordering::Relaxed);
+    }
     let azurite = Azurite::start();
     let proxy = CountingProxy::start(azurite.port);
     let connection_string = connection_string_for_port(proxy.port, EMULATOR_KEY_B64);
@@ -239,7 +243,7 @@ fn blackboard(azurite_port: u16, items: usize) {
     println!(
         "\nblackboard: {WORKERS} workers, each claims {} at a time and completes them, until none \
          is left",
-        blackboard::PER_CLAIM
+        blackboard::per_claim()
     );
     header();
     let small = items.min(1_000);
