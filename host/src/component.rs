@@ -54,8 +54,7 @@ impl WasiHttpView for State {
 pub struct Host {
     pub engine: Engine,
     pub component: Component,
-    /// Imports resolved and type-checked once, as a serving host does, so each instance
-    /// costs only its own creation.
+    /// Imports resolved and type-checked once, as a serving host does.
     pre: LeaseProviderPre<State>,
 }
 
@@ -96,7 +95,7 @@ impl Host {
     }
 
     /// Instances from wasmtime's pooling allocator, which Spin uses: memories are reserved
-    /// once and reset between instances instead of mapped and unmapped per instance.
+    /// once and reset between instances, not mapped and unmapped each time.
     pub fn pooled() -> &'static Host {
         static HOST: OnceLock<Host> = OnceLock::new();
         HOST.get_or_init(|| {
@@ -106,8 +105,7 @@ impl Host {
                 .total_memories(64)
                 .total_tables(64)
                 .max_memory_size(64 << 20)
-                // Reset by zeroing instead of returning the pages, so the next instance does
-                // not take a page fault on each page it touches.
+                // Zeroed, not returned, so the next instance takes no page fault per page.
                 .linear_memory_keep_resident(4 << 20)
                 .table_keep_resident(64 << 10);
             let mut config = wasmtime::Config::new();

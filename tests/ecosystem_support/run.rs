@@ -60,12 +60,7 @@ pub fn run(command: &mut Command, limit: Duration) -> Ran {
         std::thread::sleep(Duration::from_millis(50));
     };
     // The group goes either way: a finished npm or cargo may leave helpers behind.
-    let _ = Command::new("kill")
-        .args(["-KILL", "--", &format!("-{}", child.id())])
-        .stderr(Stdio::null())
-        .status();
-    let _ = child.kill();
-    let _ = child.wait();
+    traffic_cop_host::spin::kill_group(&mut child, None);
     Ran {
         status,
         stdout: out.join().unwrap_or_default(),
