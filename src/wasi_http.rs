@@ -13,9 +13,10 @@ use wasi::http::types::{
 use wasi::io::streams::StreamError;
 
 /// The largest answer we buffer. Bodies are error XML (well under 1 KiB) or one List Blobs page
-/// of at most `LIST_PAGE_SIZE` (200) blobs: about 200 KiB for typical locks and 3.4 MiB for
-/// 200 of the largest a lock can be (see `ops::LIST_PAGE_SIZE`). A longer answer is refused,
-/// never cut short: a truncated listing would read as a shorter one.
+/// of `LIST_PAGE_SIZE` (200) blobs: about 200 KiB for typical locks and 3.4 MiB for 200 of the
+/// largest a lock can be (see `ops::LIST_PAGE_SIZE`); a page `claim` widens is sized to half
+/// this limit by the blobs seen so far. A longer answer is refused, never cut short: a
+/// truncated listing would read as a shorter one.
 const MAX_RESPONSE_BODY: usize = 8 * 1024 * 1024;
 
 #[derive(Default)]

@@ -195,7 +195,8 @@ fn connection_strings_and_names_never_panic() {
             let blob = g.text(&["a", "/", "..", ".", "jobs/nightly", "%2F"], 6);
             if let Ok(lock) = Lock::new(account, &container, &blob) {
                 let _ = Inspect.request(&lock);
-                let _ = ListBlobs { marker: Some(g.text(XML, 3)) }.request(&lock);
+                let _ =
+                    ListBlobs { marker: Some(g.text(XML, 3)), max_results: None }.request(&lock);
             }
         }
     }

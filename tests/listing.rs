@@ -10,7 +10,9 @@ use support::fake_service::FakeService;
 use support::{response, ScriptedTransport, VirtualRuntime, EMULATOR};
 use traffic_cop::guard::{self, GuardOptions, Outcome};
 use traffic_cop::ops::{ListBlobs, LIST_PAGE_SIZE};
+use traffic_cop::transport::{Request, Response, Timeouts, Transport};
 use traffic_cop::{Account, Error, LeaseClient, Lock};
+use traffic_cop::{TransportError, TransportErrorKind};
 
 struct Fake {
     clock: Rc<Cell<std::time::SystemTime>>,
@@ -62,15 +64,19 @@ fn board_and_claim_see_every_lock_across_pages() {
     assert!(board.iter().all(|e| e.record.fence == 1), "every record was read");
     assert_eq!(board.iter().filter(|e| e.record.outcome.as_deref() == Some("success")).count(), 3);
     assert_eq!(pages, count.div_ceil(LIST_PAGE_SIZE as usize), "one listing per page");
+    // The claim: the empty container, then its second pass over the blobs it created (the
+    // page after one with nothing due is widened); the board: pages of the normal size.
     let asked = fake.service.list_requests();
-    assert!(asked.iter().all(|m| *m == Some(LIST_PAGE_SIZE as usize)), "{asked:?}");
+    assert_eq!(asked, [200, 200, 800, 200, 200, 200].map(Some), "{asked:?}");
 
-    // Everything listed and held: a second worker is granted nothing and asks only listings.
-    let before = fake.service.requests();
+    // Everything listed and held: a second worker is granted nothing and asks only listings,
+    // the page after one with nothing due four times as wide.
+    let (before, asked_before) = (fake.service.requests(), fake.service.list_requests().len());
     let second =
         guard::claim(&mut fake.client(), &account(), "many", &items, &options("w2"), 10).unwrap();
     assert!(second.is_empty());
-    assert_eq!(fake.service.requests() - before, pages as u64);
+    assert_eq!(fake.service.list_requests()[asked_before..], [Some(200), Some(800)]);
+    assert_eq!(fake.service.requests() - before, 2);
 
     // An interval later every lock is due again. The conditional acquires go by the ETags of
     // the listing, so a claim across all the pages grants every lock once more.
@@ -108,6 +114,72 @@ fn names_and_keys_that_read_like_the_schema_are_data() {
     assert_eq!(page.next_marker, None);
 }
 
+/// A claim after most items ran this interval: the pages of worked items widen (by four each
+/// time, up to the service's 5000), so they cost a few listings instead of one per 200 blobs;
+/// the first page with due items narrows the next again. Every due item is still granted.
+#[test]
+fn pages_of_worked_items_widen_the_next() {
+    let fake = Fake::new();
+    let items: Vec<String> = (0..6000).map(|i| format!("jobs/{i:05}")).collect();
+    let ran = 5400;
+    // Run this interval (started now), by someone: not due.
+    let now_ms = guard::unix_ms(fake.clock.get()).to_string();
+    for item in &items[..ran] {
+        fake.service.seed_blob("wide", item, &[("tc_fence", "1"), ("tc_start", &now_ms)]);
+    }
+    for item in &items[ran..] {
+        fake.service.seed_blob("wide", item, &[]);
+    }
+    let asked_before = fake.service.list_requests().len();
+    let tickets =
+        guard::claim(&mut fake.client(), &account(), "wide", &items, &options("w"), 1000).unwrap();
+    assert_eq!(tickets.len(), items.len() - ran);
+    let asked: Vec<_> =
+        fake.service.list_requests()[asked_before..].iter().map(|m| m.unwrap()).collect();
+    // 200 + 800 + 3200 worked blobs, then 1200 worked and 600 due; the listing ends there.
+    assert_eq!(asked, [200, 800, 3200, 5000]);
+
+    // Nothing due at all: the whole listing in four round trips instead of thirty.
+    let asked_before = fake.service.list_requests().len();
+    let none =
+        guard::claim(&mut fake.client(), &account(), "wide", &items, &options("x"), 10).unwrap();
+    assert!(none.is_empty());
+    assert_eq!(fake.service.list_requests().len() - asked_before, 4);
+}
+
+/// A widened page refused by the transport (as the wasi transport refuses an answer over its
+/// 8 MiB limit) is listed again at the normal size, and the listing stays at that size.
+#[test]
+fn a_refused_widened_page_is_listed_again_at_the_normal_size() {
+    struct Refusing(FakeService);
+    impl Transport for Refusing {
+        fn send(
+            &mut self,
+            request: Request,
+            timeouts: Timeouts,
+        ) -> Result<Response, TransportError> {
+            let query = request.uri().query().unwrap_or_default();
+            if query.split('&').any(|p| p.starts_with("maxresults=") && p != "maxresults=200") {
+                return Err(TransportError::new(TransportErrorKind::Other, "answer too long"));
+            }
+            self.0.send(request, timeouts)
+        }
+    }
+    let fake = Fake::new();
+    let count = LIST_PAGE_SIZE as usize * 3;
+    let items: Vec<String> = (0..count).map(|i| format!("jobs/item-{i:04}")).collect();
+    let all = count as u32;
+    guard::claim(&mut fake.client(), &account(), "big", &items, &options("w1"), all).unwrap();
+
+    let runtime = VirtualRuntime::on_clock(fake.clock.clone(), 9);
+    let mut client = LeaseClient::new(Refusing(fake.service.clone()), runtime);
+    let asked_before = fake.service.list_requests().len();
+    let none = guard::claim(&mut client, &account(), "big", &items, &options("w2"), 10).unwrap();
+    assert!(none.is_empty());
+    // The refused 800 never reached the service: 200, then 200 again, and 200 after.
+    assert_eq!(fake.service.list_requests()[asked_before..], [Some(200); 3]);
+}
+
 /// The fake's markers hold `!`, `+`, `/` and `=`: the client must hand each back exactly.
 #[test]
 fn opaque_markers_survive_the_round_trip() {
@@ -120,7 +192,10 @@ fn opaque_markers_survive_the_round_trip() {
     let first = fake.client().execute(&lock, &ListBlobs::default()).unwrap();
     let marker = first.next_marker.clone().expect("a second page");
     assert!(marker.contains(['+', '/', '=', '!']), "{marker}");
-    let second = fake.client().execute(&lock, &ListBlobs { marker: Some(marker) }).unwrap();
+    let second = fake
+        .client()
+        .execute(&lock, &ListBlobs { marker: Some(marker), max_results: None })
+        .unwrap();
     assert_eq!(first.blobs.len() + second.blobs.len(), LIST_PAGE_SIZE as usize + 3);
     assert_eq!(second.next_marker, None);
 }

@@ -127,7 +127,10 @@ fn our_requests_match_the_edge_vectors() {
         .if_match(Some("\"0x8DD2A6F1C2B3A40\"".into()));
     assert_op_matches(&acquire, "acquire lease 15s if-match etag");
 
-    let list = ListBlobs { marker: Some("2!72!am9icy9uaWdodGx5+IS8vISE=/MDA5".into()) };
+    let list = ListBlobs {
+        marker: Some("2!72!am9icy9uaWdodGx5+IS8vISE=/MDA5".into()),
+        max_results: Some(200),
+    };
     assert_op_matches(&list, "list blobs with marker and maxresults");
 
     let host_lock = Lock::new(host_style(), "vectors", "lock").unwrap();

@@ -30,14 +30,16 @@ pub struct BoardEntry {
 /// ahead); the error is returned only when none were.
 ///
 /// The listing is worked one page at a time, as it arrives, so memory holds one page (plus a
-/// flag per item) and each listed blob is found by binary search. Within each page a worker
+/// flag per item; a widened page is up to 5000 blobs and 4 MiB) and each listed blob is found
+/// by binary search. Within each page a worker
 /// starts at its own random place among the due items and walks on from there. When an attempt
 /// finds its item taken since the listing (409/412), the worker has run into another worker's
 /// stretch: instead of trailing it item by item, it lists the page again (one round trip) and
 /// goes on from a new random place among what is still free. So workers claiming at once split
 /// each page at the cost of about one wasted request and one listing per meeting, and one call
 /// still offers every due item: a group of workers whose `max` add up to the items covers them.
-/// Items never used before cost a second pass (see `claim_unlisted`).
+/// Items never used before cost a second pass (see `claim_unlisted`). Pages with nothing due
+/// (worked by earlier calls) widen the next one, so they cost a few round trips, not one each.
 pub fn claim<T: Transport, R: Runtime>(
     client: &mut LeaseClient<T, R>,
     account: &Account,
@@ -82,7 +84,14 @@ fn claim_listed<T: Transport, R: Runtime>(
         let mut relists = 0;
         loop {
             match work_page(client, wanted, &page, options, claimed)? {
-                PageEnd::Worked => break,
+                PageEnd::NothingDue => {
+                    pages.widen();
+                    break;
+                }
+                PageEnd::Worked => {
+                    pages.narrow();
+                    break;
+                }
                 PageEnd::Full => return Ok(()),
                 PageEnd::Met if relists == MAX_RELISTS => break,
                 PageEnd::Met => relists += 1,
@@ -136,6 +145,8 @@ fn claim_unlisted<T: Transport, R: Runtime>(
 const MAX_RELISTS: usize = 8;
 
 enum PageEnd {
+    /// No item on the page was due: earlier calls worked it (the next page is widened).
+    NothingDue,
     /// Every due item on the page was tried.
     Worked,
     /// `max` tickets are held.
@@ -160,6 +171,9 @@ fn work_page<T: Transport, R: Runtime>(
             matches!(decide(record, blob.state, *listed_at, options), Verdict::Contend { .. })
         })
         .collect();
+    if due.is_empty() {
+        return Ok(PageEnd::NothingDue);
+    }
     let start = random_place(client, due.len());
     for (index, blob, record) in due[start..].iter().chain(&due[..start]) {
         if claimed.full() {

@@ -19,9 +19,19 @@ use std::time::SystemTime;
 /// the largest against the 8 MiB limit.
 pub const LIST_PAGE_SIZE: u32 = 200;
 
+/// The most blobs the service lists in one page.
+pub const LIST_PAGE_SIZE_MAX: u32 = 5000;
+
+/// The body size a page may be widened to (see `claim`): half the wasi transport's 8 MiB
+/// limit, so a page whose blobs are up to twice as large as the widest seen still fits.
+pub const LIST_PAGE_BYTES_BUDGET: usize = 4 * 1024 * 1024;
+
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ListBlobs {
     pub marker: Option<String>,
+    /// Blobs asked for; `None` is [`LIST_PAGE_SIZE`]. Held to 1..=[`LIST_PAGE_SIZE_MAX`], which
+    /// the service refuses to pass.
+    pub max_results: Option<u32>,
 }
 
 /// One blob as listed.
@@ -39,6 +49,8 @@ pub struct BlobPage {
     pub blobs: Vec<ListedBlob>,
     pub next_marker: Option<String>,
     pub server_time: Option<SystemTime>,
+    /// The answer's body length, to size the next page by.
+    pub bytes: usize,
 }
 
 impl Op for ListBlobs {
@@ -52,7 +64,8 @@ impl Op for ListBlobs {
             query.push_str("&marker=");
             query.push_str(&percent::encode(marker, percent::unreserved));
         }
-        query.push_str(&format!("&maxresults={LIST_PAGE_SIZE}&include=metadata"));
+        let max_results = self.max_results.unwrap_or(LIST_PAGE_SIZE).clamp(1, LIST_PAGE_SIZE_MAX);
+        query.push_str(&format!("&maxresults={max_results}&include=metadata"));
         new_request(lock, http::Method::GET, &lock.container_path(), &query)
     }
 
@@ -63,7 +76,8 @@ impl Op for ListBlobs {
         let (blobs, next_marker) = parse_page(body).ok_or_else(|| {
             unexpected(response, "list answer is not a well-formed EnumerationResults document")
         })?;
-        Ok(BlobPage { blobs, next_marker, server_time: server_time(response) })
+        let (server_time, bytes) = (server_time(response), body.len());
+        Ok(BlobPage { blobs, next_marker, server_time, bytes })
     }
 }
 

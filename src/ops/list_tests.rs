@@ -109,7 +109,8 @@ fn pages_are_bounded_and_the_marker_is_escaped_like_the_sdks() {
         first.uri().to_string(),
         "https://acct.blob.core.windows.net/locks?restype=container&comp=list&maxresults=200&include=metadata"
     );
-    let next = ListBlobs { marker: Some("2!96!a+b/c= d~".into()) }.request(&lock);
+    let next =
+        ListBlobs { marker: Some("2!96!a+b/c= d~".into()), max_results: None }.request(&lock);
     assert_eq!(
         next.uri().query(),
         Some("restype=container&comp=list&marker=2%2196%21a%2Bb%2Fc%3D%20d~&maxresults=200&include=metadata")

@@ -22,7 +22,9 @@ pub use change::Change;
 pub use create::{CreateBlob, CreateContainer};
 pub use get_blob::{BlobContents, GetBlob};
 pub use inspect::{Inspect, InspectHeld};
-pub use list::{BlobPage, ListBlobs, ListedBlob, LIST_PAGE_SIZE};
+pub use list::{
+    BlobPage, ListBlobs, ListedBlob, LIST_PAGE_BYTES_BUDGET, LIST_PAGE_SIZE, LIST_PAGE_SIZE_MAX,
+};
 pub use put_blob::{PutBlob, PutOutcome, WriteCondition};
 pub use release::Release;
 pub use renew::Renew;
