@@ -4,17 +4,20 @@
 
 use crate::config::{Credential, Lock};
 use crate::error::{Error, ServiceError};
-use crate::identity::{self, TokenCache};
+use crate::identity::TokenCache;
 use crate::ops::{
     prepare, Acquire, Break, BreakPeriod, Change, CreateBlob, CreateContainer, Inspect,
     LeaseDuration, LeaseGrant, LeaseId, LockStatus, Op, Release, Renew,
 };
 use crate::retry::{retry_after, should_retry, was_ambiguous, RetryPolicy};
-use crate::transport::{Request, Response, Runtime, Timeouts, Transport, TransportError};
+use crate::transport::{Request, Response, Runtime, Timeouts, Transport};
 use std::time::{Duration, SystemTime};
 
 mod bearer;
+mod redact;
 use bearer::bearer_header;
+use redact::redact;
+pub use redact::scrub_text;
 
 pub struct LeaseClient<T, R> {
     transport: T,
@@ -260,51 +263,4 @@ pub(crate) fn outcome_unknown(error: &Error) -> bool {
         Error::Transport(_) => true,
         other => other.service_error().is_some_and(|e| e.status >= 500 || e.status == 408),
     }
-}
-
-/// Removes every secret we know of from an error's free text: the text came from a server or a
-/// host, and either may echo what we sent.
-fn redact(error: Error, lock: &Lock, signatures: &[String]) -> Error {
-    let mut secrets: Vec<String> = signatures.to_vec();
-    match &lock.account.credential {
-        Credential::SharedKey(key) => {
-            use base64::Engine as _;
-            secrets.push(base64::engine::general_purpose::STANDARD.encode(key));
-        }
-        Credential::Sas(sas) => secrets.push(sas.clone()),
-        Credential::Bearer(entra) => secrets.extend(identity::secrets(entra)),
-    }
-    let scrub = |text: &str| scrub_text(text, &secrets);
-    let scrub_service = |e: ServiceError| ServiceError { message: scrub(&e.message), ..e };
-    match error {
-        Error::HeldByOther(e) => Error::HeldByOther(scrub_service(e)),
-        Error::LeaseLost(e) => Error::LeaseLost(scrub_service(e)),
-        Error::NotFound(e) => Error::NotFound(scrub_service(e)),
-        Error::Unauthorized(e) => Error::Unauthorized(scrub_service(e)),
-        Error::Throttled(e) => Error::Throttled(scrub_service(e)),
-        Error::Service(e) => Error::Service(scrub_service(e)),
-        Error::Transport(e) => Error::Transport(TransportError { detail: scrub(&e.detail), ..e }),
-        other => other,
-    }
-}
-
-/// Replaces each secret, and any `sig=` value or SharedKey or Bearer credential, with
-/// `<redacted>`.
-pub fn scrub_text(text: &str, secrets: &[String]) -> String {
-    let mut out = text.to_string();
-    for secret in secrets.iter().filter(|s| s.len() >= 8) {
-        out = out.replace(secret.as_str(), "<redacted>");
-    }
-    for marker in ["sig=", "SharedKey ", "Bearer "] {
-        let mut from = 0;
-        while let Some(found) = out[from..].find(marker) {
-            let start = from + found + marker.len();
-            let end = out[start..]
-                .find(|c: char| c == '&' || c == '\'' || c == '"' || c.is_whitespace())
-                .map_or(out.len(), |e| start + e);
-            out.replace_range(start..end, "<redacted>");
-            from = start + "<redacted>".len();
-        }
-    }
-    out
 }

@@ -31,8 +31,8 @@ pub struct BoardEntry {
 ///
 /// The listing is worked one page at a time, as it arrives, so memory holds one page (plus a
 /// flag per item; a widened page is up to 5000 blobs and 4 MiB) and each listed blob is found
-/// by binary search. Within each page a worker
-/// starts at its own random place among the due items and walks on from there. When an attempt
+/// by binary search. Within each page a worker starts at its own random place among the due
+/// items and walks on from there. When an attempt
 /// finds its item taken since the listing (409/412), the worker has run into another worker's
 /// stretch: instead of trailing it item by item, it lists the page again (one round trip) and
 /// goes on from a new random place among what is still free. So workers claiming at once split

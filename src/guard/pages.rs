@@ -140,13 +140,13 @@ impl Pages {
         if self.current_size > LIST_PAGE_SIZE {
             list.max_results = Some(self.current_size);
             match client.execute(&self.lock, &list) {
-                Ok(page) => return Ok(self.measured(page)),
-                Err(Error::NotFound(missing)) => return Err(Error::NotFound(missing)),
-                Err(_) => {
+                // A missing container is the caller's to handle, at any size.
+                Err(error) if !matches!(error, Error::NotFound(_)) => {
                     (self.most, self.size, self.current_size) =
                         (LIST_PAGE_SIZE, LIST_PAGE_SIZE, LIST_PAGE_SIZE);
                     list.max_results = None;
                 }
+                answer => return answer.map(|page| self.measured(page)),
             }
         }
         client.execute(&self.lock, &list).map(|page| self.measured(page))
