@@ -5,7 +5,7 @@
 
 use crate::scenarios::{Failure, Row, Seen, World};
 use std::time::{Duration, SystemTime};
-use traffic_cop_host::component::{
+use traffic_cop_wasm_host::component::{
     fresh, Decision, GuardOptions, LeaseError, LeaseState, Location, Lock, Outcome, SkipReason,
     Ticket,
 };

@@ -5,7 +5,8 @@
 
 use std::time::Duration;
 
-/// One `#[test]` per scenario, each in a fresh world made by `$world`: the list both worlds run.
+/// One `#[test]` per scenario, each in a fresh world made by `$world`: the list both worlds run
+/// (the native world, under libtest).
 #[macro_export]
 macro_rules! scenario_tests {
     ($world:expr) => {
@@ -13,25 +14,53 @@ macro_rules! scenario_tests {
         fn leader_runs_once_and_followers_skip_in_one_round_trip() {
             scenarios::leader_runs_once_and_followers_skip_in_one_round_trip(&mut $world);
         }
-
         #[test]
         fn a_crashed_holder_is_taken_over_after_the_lease_period() {
             scenarios::a_crashed_holder_is_taken_over_after_the_lease_period(&mut $world);
         }
-
         #[test]
         fn keep_alive_holds_the_lease_past_its_period() {
             scenarios::keep_alive_holds_the_lease_past_its_period(&mut $world);
         }
-
         #[test]
         fn interval_zero_runs_again_once_released() {
             scenarios::interval_zero_runs_again_once_released(&mut $world);
         }
-
         #[test]
         fn claims_share_items_without_overlap() {
             scenarios::claims_share_items_without_overlap(&mut $world);
+        }
+    };
+}
+
+/// The same list for the integration tests' runner: `scenarios()` names one test per scenario.
+#[macro_export]
+macro_rules! scenario_trials {
+    ($world:expr) => {
+        fn leader_runs_once_and_followers_skip_in_one_round_trip() {
+            scenarios::leader_runs_once_and_followers_skip_in_one_round_trip(&mut $world);
+        }
+        fn a_crashed_holder_is_taken_over_after_the_lease_period() {
+            scenarios::a_crashed_holder_is_taken_over_after_the_lease_period(&mut $world);
+        }
+        fn keep_alive_holds_the_lease_past_its_period() {
+            scenarios::keep_alive_holds_the_lease_past_its_period(&mut $world);
+        }
+        fn interval_zero_runs_again_once_released() {
+            scenarios::interval_zero_runs_again_once_released(&mut $world);
+        }
+        fn claims_share_items_without_overlap() {
+            scenarios::claims_share_items_without_overlap(&mut $world);
+        }
+
+        pub fn scenarios() -> Vec<traffic_cop_testbed::runner::Test> {
+            traffic_cop_testbed::tests![
+                leader_runs_once_and_followers_skip_in_one_round_trip,
+                a_crashed_holder_is_taken_over_after_the_lease_period,
+                keep_alive_holds_the_lease_past_its_period,
+                interval_zero_runs_again_once_released,
+                claims_share_items_without_overlap
+            ]
         }
     };
 }

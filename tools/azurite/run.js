@@ -18,7 +18,7 @@ const args = [
   "--extentMemoryLimit", "256",
   // Deliberately no --skipApiVersionCheck: our x-ms-version must be one Azurite knows.
 ];
-// Extra flags, one per line (host/src/azurite_oauth.rs: --oauth basic --cert … --key …).
+// Extra flags, one per line (harness/testbed/src/azurite_oauth.rs: --oauth basic --cert … --key …).
 if (process.env.AZURITE_EXTRA_ARGS) args.push(...process.env.AZURITE_EXTRA_ARGS.split("\n").filter(Boolean));
 if (process.env.AZURITE_DEBUG_LOG) args.push("--debug", process.env.AZURITE_DEBUG_LOG);
 

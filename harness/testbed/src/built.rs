@@ -1,0 +1,93 @@
+//! The artifacts `scripts/test` builds before the tests run, and the check that a test never
+//! runs against a stale one.
+
+use std::path::{Path, PathBuf};
+
+/// The release build of the lease component the tests exercise; `TRAFFIC_COP_WASM` overrides it.
+pub fn wasm_path() -> PathBuf {
+    std::env::var_os("TRAFFIC_COP_WASM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| crate::repo_root().join("target/wasm32-wasip2/release/traffic_cop.wasm"))
+}
+
+/// Where `spin build` puts the app's components (see spin.toml).
+pub fn app_wasm(name: &str) -> PathBuf {
+    crate::repo_root().join("apps/target/wasm32-wasip2/release").join(format!("{name}.wasm"))
+}
+
+/// Fails loudly when `wasm` is missing or older than any file under `sources` (unit-test files
+/// `*_tests.rs` excepted), so a test run can never pass against a stale build.
+pub fn assert_fresh(wasm: &Path, sources: &[PathBuf]) {
+    let built = std::fs::metadata(wasm).and_then(|m| m.modified()).unwrap_or_else(|_| {
+        panic!("{} missing: build it first (scripts/test does)", wasm.display())
+    });
+    let mut stack = sources.to_vec();
+    while let Some(path) = stack.pop() {
+        if path.is_dir() {
+            stack.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        } else if path.to_string_lossy().ends_with("_tests.rs") {
+            continue;
+        } else if std::fs::metadata(&path).and_then(|m| m.modified()).is_ok_and(|m| m > built) {
+            panic!(
+                "{} is newer than {}: rebuild it (scripts/test does)",
+                path.display(),
+                wasm.display()
+            );
+        }
+    }
+}
+
+/// The lease component, checked against its sources (unless `TRAFFIC_COP_WASM` names another).
+pub fn lease_component() -> PathBuf {
+    let wasm = wasm_path();
+    if std::env::var_os("TRAFFIC_COP_WASM").is_none() {
+        let root = crate::repo_root();
+        assert_fresh(&wasm, &[root.join("src"), root.join("wit")]);
+    }
+    wasm
+}
+
+/// Fails when the components `spin up` would load are missing or older than their sources.
+pub fn assert_app_built() {
+    lease_component();
+    let root = crate::repo_root();
+    for app in ["cron-job", "http-job"] {
+        assert_fresh(
+            &app_wasm(&app.replace('-', "_")),
+            &[
+                root.join("apps/shared/src"),
+                root.join("apps/wit"),
+                root.join("apps").join(app).join("src"),
+            ],
+        );
+    }
+}
+
+/// `target/guests/<language>_job.wasm` (`python` or `js`, from `scripts/build-guests`), when
+/// it is there and newer than its sources; `Err` says why not (a missing toolchain is a skip
+/// outside CI, see [`crate::needs`]). A stale build is never run: that panics.
+pub fn guest_wasm(language: &str) -> Result<PathBuf, String> {
+    let root = crate::repo_root();
+    let wasm = root.join("target/guests").join(format!("{language}_job.wasm"));
+    if !wasm.is_file() {
+        return Err(format!(
+            "{} missing: run scripts/build-guests (it installs the pinned toolchains)",
+            wasm.display()
+        ));
+    }
+    let source = if language == "js" { "js/app.js" } else { "python/app.py" };
+    let mut sources = vec![root.join("guests").join(source)];
+    // Only the WIT the bindings come from: other files beside it (a wkg.toml) do not count.
+    let mut dirs = vec![root.join("guests/wit")];
+    while let Some(dir) = dirs.pop() {
+        for path in std::fs::read_dir(&dir).into_iter().flatten().flatten().map(|e| e.path()) {
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "wit") {
+                sources.push(path);
+            }
+        }
+    }
+    assert_fresh(&wasm, &sources);
+    Ok(wasm)
+}

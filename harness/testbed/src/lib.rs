@@ -1,0 +1,46 @@
+//! What traffic-cop's integration tests start and stop, and how they find what they need:
+//! Azurite on loopback ([`azurite`], [`azurite_oauth`]), loopback proxies that count requests
+//! ([`proxy`]) or inject faults ([`faults`]), the real Spin CLI's replicas ([`spin`]), a
+//! throwaway TLS CA ([`tls`]) and a fake Entra ID endpoint ([`fake_idp`]); the built artifacts
+//! ([`built`]) and the tools a test needs ([`needs`]). Nothing here links wasmtime: the
+//! component host is `traffic-cop-wasm-host`.
+
+pub mod azurite;
+pub mod azurite_oauth;
+pub mod built;
+pub mod fake_idp;
+mod fake_idp_routes;
+pub mod faults;
+pub mod needs;
+pub mod proxy;
+pub mod runner;
+pub mod spin;
+pub mod tls;
+
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+/// The repository root (this crate lives in `harness/testbed/`).
+pub fn repo_root() -> PathBuf {
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    here.ancestors().nth(2).expect("harness/testbed/ has a grandparent").to_path_buf()
+}
+
+/// The well-known, public Azurite account key (not a secret).
+pub const EMULATOR_KEY_B64: &str =
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+
+/// Whole seconds since the Unix epoch.
+pub fn unix_secs() -> u64 {
+    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// Sleeps until `offset_ms` after the Unix second `at`, as a cron schedule fires on a boundary
+/// (returns at once if that moment has passed).
+pub fn sleep_until_unix(at: u64, offset_ms: u64) {
+    let target =
+        SystemTime::UNIX_EPOCH + Duration::from_secs(at) + Duration::from_millis(offset_ms);
+    if let Ok(wait) = target.duration_since(SystemTime::now()) {
+        std::thread::sleep(wait);
+    }
+}

@@ -1,0 +1,268 @@
+//! A real component host for the built `.wasm`: wasmtime 48 with WASI and wasi:http, the same
+//! host stack Spin embeds. Every call gets a fresh instance, as a serverless host would.
+
+use std::sync::OnceLock;
+use wasmtime::component::{Component, Linker, ResourceTable};
+use wasmtime::{Engine, Store};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
+
+wasmtime::component::bindgen!({
+    world: "traffic-cop:lease/lease-provider@0.2.0",
+    path: "../../wit",
+});
+
+pub use exports::traffic_cop::lease0_1_0::guard::{
+    BoardEntry, Decision, GuardOptions, Location, Outcome, SkipReason, Ticket,
+};
+pub use exports::traffic_cop::lease0_1_0::lease::{
+    LeaseDuration, LeaseError, LeaseGrant, LeaseState, Lock, LockStatus,
+};
+
+/// The 0.2.0 guard's types (schedules with a phase, past-due signals).
+pub use exports::traffic_cop::lease0_2_0::identity::AccessToken;
+
+pub mod v2 {
+    pub use super::exports::traffic_cop::lease0_2_0::guard::*;
+}
+
+pub struct State {
+    pub(crate) wasi: WasiCtx,
+    pub(crate) http: WasiHttpCtx,
+    pub(crate) table: ResourceTable,
+    /// Spin component variables, for the app components (see `apps`).
+    pub(crate) variables: std::collections::BTreeMap<String, String>,
+}
+
+impl WasiView for State {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+impl WasiHttpView for State {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: crate::outbound::hooks(),
+        }
+    }
+}
+
+pub struct Host {
+    pub engine: Engine,
+    pub component: Component,
+    /// Imports resolved and type-checked once, as a serving host does.
+    pre: LeaseProviderPre<State>,
+}
+
+pub use traffic_cop_testbed::built::wasm_path;
+
+impl Host {
+    /// The host the tests share: wasmtime's default (on-demand) instance allocation.
+    pub fn shared() -> &'static Host {
+        static HOST: OnceLock<Host> = OnceLock::new();
+        HOST.get_or_init(|| Host::load(wasmtime::Config::new()))
+    }
+
+    /// Instances from wasmtime's pooling allocator, which Spin uses: memories are reserved
+    /// once and reset between instances, not mapped and unmapped each time.
+    pub fn pooled() -> &'static Host {
+        static HOST: OnceLock<Host> = OnceLock::new();
+        HOST.get_or_init(|| {
+            let mut pool = wasmtime::PoolingAllocationConfig::default();
+            pool.total_component_instances(64)
+                .total_core_instances(64)
+                .total_memories(64)
+                .total_tables(64)
+                .max_memory_size(64 << 20)
+                // Zeroed, not returned, so the next instance takes no page fault per page.
+                .linear_memory_keep_resident(4 << 20)
+                .table_keep_resident(64 << 10);
+            let mut config = wasmtime::Config::new();
+            config.allocation_strategy(wasmtime::InstanceAllocationStrategy::Pooling(pool));
+            Host::load(config)
+        })
+    }
+
+    fn load(mut config: wasmtime::Config) -> Host {
+        let wasm = traffic_cop_testbed::built::lease_component();
+        // For `perf`: names the component's compiled functions in /tmp/perf-<pid>.map.
+        if std::env::var_os("TRAFFIC_COP_PERFMAP").is_some() {
+            config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+        }
+        let engine = Engine::new(&config).expect("engine");
+        let component = Component::from_file(&engine, &wasm).expect("component compiles");
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).unwrap();
+        wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker).unwrap();
+        let pre = LeaseProviderPre::new(linker.instantiate_pre(&component).expect("imports"))
+            .expect("exports");
+        Host { engine, component, pre }
+    }
+
+    /// A fresh instance, as a per-event serverless host would make.
+    pub fn instance(&self) -> Instance {
+        let state = State {
+            wasi: WasiCtx::builder().inherit_stderr().build(),
+            http: WasiHttpCtx::new(),
+            table: ResourceTable::new(),
+            variables: Default::default(),
+        };
+        let mut store = Store::new(&self.engine, state);
+        let provider = self.pre.instantiate(&mut store).expect("instantiates");
+        Instance { store, provider }
+    }
+}
+
+/// One instance; each method is one exported call. A trap fails the test.
+pub struct Instance {
+    store: Store<State>,
+    provider: LeaseProvider,
+}
+
+impl Instance {
+    pub fn acquire(
+        &mut self,
+        lock: &Lock,
+        duration: LeaseDuration,
+        id: Option<&str>,
+    ) -> Result<LeaseGrant, LeaseError> {
+        self.provider
+            .traffic_cop_lease0_1_0_lease()
+            .call_acquire(&mut self.store, lock, duration, id)
+            .expect("no trap")
+    }
+    pub fn renew(&mut self, lock: &Lock, id: &str) -> Result<LeaseGrant, LeaseError> {
+        self.provider
+            .traffic_cop_lease0_1_0_lease()
+            .call_renew(&mut self.store, lock, id)
+            .expect("no trap")
+    }
+    pub fn change(
+        &mut self,
+        lock: &Lock,
+        id: &str,
+        proposed: &str,
+    ) -> Result<LeaseGrant, LeaseError> {
+        self.provider
+            .traffic_cop_lease0_1_0_lease()
+            .call_change(&mut self.store, lock, id, proposed)
+            .expect("no trap")
+    }
+    pub fn release(&mut self, lock: &Lock, id: &str) -> Result<(), LeaseError> {
+        self.provider
+            .traffic_cop_lease0_1_0_lease()
+            .call_release(&mut self.store, lock, id)
+            .expect("no trap")
+    }
+    pub fn break_lease(&mut self, lock: &Lock, period: Option<u32>) -> Result<u32, LeaseError> {
+        self.provider
+            .traffic_cop_lease0_1_0_lease()
+            .call_break_lease(&mut self.store, lock, period)
+            .expect("no trap")
+    }
+    pub fn inspect(&mut self, lock: &Lock) -> Result<LockStatus, LeaseError> {
+        self.provider
+            .traffic_cop_lease0_1_0_lease()
+            .call_inspect(&mut self.store, lock)
+            .expect("no trap")
+    }
+}
+
+impl Instance {
+    pub fn guarded_invoke(&mut self, lock: &Lock, options: &GuardOptions) -> Decision {
+        self.provider
+            .traffic_cop_lease0_1_0_guard()
+            .call_guarded_invoke(&mut self.store, lock, options)
+            .expect("no trap")
+    }
+    pub fn keep_alive(&mut self, ticket: &Ticket) -> Result<u64, LeaseError> {
+        self.provider
+            .traffic_cop_lease0_1_0_guard()
+            .call_keep_alive(&mut self.store, ticket)
+            .expect("no trap")
+    }
+    pub fn complete(&mut self, ticket: &Ticket, outcome: &Outcome) -> Result<(), LeaseError> {
+        self.provider
+            .traffic_cop_lease0_1_0_guard()
+            .call_complete(&mut self.store, ticket, outcome)
+            .expect("no trap")
+    }
+    pub fn claim(
+        &mut self,
+        location: &Location,
+        items: &[String],
+        options: &GuardOptions,
+        max: u32,
+    ) -> Result<Vec<Ticket>, LeaseError> {
+        self.provider
+            .traffic_cop_lease0_1_0_guard()
+            .call_claim(&mut self.store, location, items, options, max)
+            .expect("no trap")
+    }
+    pub fn board(&mut self, location: &Location) -> Result<Vec<BoardEntry>, LeaseError> {
+        self.provider
+            .traffic_cop_lease0_1_0_guard()
+            .call_board(&mut self.store, location)
+            .expect("no trap")
+    }
+}
+
+/// The 0.2.0 guard, through the same instance.
+impl Instance {
+    pub fn guarded_invoke_v2(&mut self, lock: &Lock, options: &v2::GuardOptions) -> v2::Decision {
+        let guard = self.provider.traffic_cop_lease0_2_0_guard();
+        guard.call_guarded_invoke(&mut self.store, lock, options).expect("no trap")
+    }
+    pub fn complete_v2(
+        &mut self,
+        ticket: &v2::Ticket,
+        outcome: &v2::Outcome,
+    ) -> Result<(), LeaseError> {
+        let guard = self.provider.traffic_cop_lease0_2_0_guard();
+        guard.call_complete(&mut self.store, ticket, outcome).expect("no trap")
+    }
+    pub fn claim_v2(
+        &mut self,
+        location: &v2::Location,
+        items: &[String],
+        options: &v2::GuardOptions,
+        max: u32,
+    ) -> Result<Vec<v2::Ticket>, LeaseError> {
+        let guard = self.provider.traffic_cop_lease0_2_0_guard();
+        guard.call_claim(&mut self.store, location, items, options, max).expect("no trap")
+    }
+    /// `traffic-cop:lease/identity@0.2.0.get-token`.
+    pub fn get_token(&mut self, connection_string: &str) -> Result<AccessToken, LeaseError> {
+        let identity = self.provider.traffic_cop_lease0_2_0_identity();
+        identity.call_get_token(&mut self.store, connection_string).expect("no trap")
+    }
+    pub fn board_v2(&mut self, location: &v2::Location) -> Result<Vec<v2::BoardEntry>, LeaseError> {
+        let guard = self.provider.traffic_cop_lease0_2_0_guard();
+        guard.call_board(&mut self.store, location).expect("no trap")
+    }
+    pub fn write_fenced_v2(
+        &mut self,
+        ticket: &v2::Ticket,
+        name: &str,
+        contents: &[u8],
+    ) -> Result<v2::FencedWrite, v2::FencedError> {
+        let guard = self.provider.traffic_cop_lease0_2_0_guard();
+        guard.call_write_fenced(&mut self.store, ticket, name, contents).expect("no trap")
+    }
+    pub fn read_fenced_v2(
+        &mut self,
+        location: &v2::Location,
+        name: &str,
+    ) -> Result<Option<v2::FencedData>, LeaseError> {
+        let guard = self.provider.traffic_cop_lease0_2_0_guard();
+        guard.call_read_fenced(&mut self.store, location, name).expect("no trap")
+    }
+}
+
+/// A fresh instance for a single call.
+pub fn fresh() -> Instance {
+    Host::shared().instance()
+}

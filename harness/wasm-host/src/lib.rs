@@ -1,0 +1,14 @@
+//! A wasmtime 48 host for traffic-cop, the same host stack Spin embeds: the built lease
+//! component called export by export ([`component`]), the Spin app's components composed with
+//! it and driven through their triggers' exports ([`apps`], [`guests`]), outbound HTTP with the
+//! test CA trusted and requests counted ([`outbound`]), and the stories that drive many
+//! instances under faults ([`soak`]) and real `spin up` replicas under chaos ([`chaos`]).
+
+pub mod apps;
+pub mod chaos;
+pub mod component;
+pub mod guests;
+pub mod outbound;
+pub mod soak;
+
+pub use wasmtime;

@@ -1,0 +1,26 @@
+//! The native tests: the library over fakes (a scripted transport, the in-memory fake
+//! service, a virtual clock), with no process started and no wasmtime. Fast and deterministic;
+//! each module says what it covers.
+
+mod fenced_support;
+#[path = "../support/scenarios.rs"]
+mod scenarios;
+#[path = "../support/mod.rs"]
+mod support;
+
+mod claim_scale;
+mod client;
+mod edges;
+mod entra;
+mod fenced;
+mod fenced_races;
+mod fuzz;
+mod guard;
+mod interleave;
+mod listing;
+mod refusals;
+mod retries;
+mod schedule;
+mod secrets;
+mod signing_vectors;
+mod skew;

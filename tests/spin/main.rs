@@ -1,0 +1,37 @@
+//! The real Spin: `spin up` replicas of this project's spin.toml (and of the templates' and
+//! the guests' apps) against Azurite on 127.0.0.1, under each Spin CLI and trigger-cron plugin
+//! line the tests install from ../shared/tools/spin. Real time; the runner reports a test whose
+//! Spin is missing as ignored (a failure under `CI=true`).
+
+// Shared with the other binaries: some of it is theirs.
+#[allow(dead_code)]
+#[path = "../support/guest_drive.rs"]
+mod drive;
+#[path = "../support/entra_env.rs"]
+mod env;
+#[path = "../support/ecosystem.rs"]
+mod run;
+// Shared with the other binaries: some of it is theirs.
+#[allow(dead_code)]
+#[path = "../support/story.rs"]
+mod story;
+
+mod catchup;
+mod chaos;
+mod entra;
+mod guests;
+mod real_spin;
+mod templates;
+
+fn main() {
+    let tests = [
+        catchup::tests(),
+        chaos::tests(),
+        entra::tests(),
+        guests::tests(),
+        real_spin::tests(),
+        templates::tests(),
+    ];
+    // The stories mostly wait for ticks and lease periods; a few at once fit two cores.
+    traffic_cop_testbed::runner::run(tests.concat(), 4)
+}

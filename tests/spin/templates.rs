@@ -1,0 +1,302 @@
+//! The `spin new` templates in templates/: installed into a scratch Spin data dir, generated
+//! non-interactively, built with cargo for wasm32-wasip2 (crates.io only), their component's
+//! imports and exports checked, and each run by real `spin up` replicas under its trigger-cron
+//! line against Azurite: one run per interval, the other replica skips.
+//!
+//! Needs the spin CLI and the plugin lines (scripts/test installs them from
+//! ../shared/tools/spin); without them the test says so and returns, under CI=true it fails.
+//! Builds go to target/templates, shared by both templates and across runs.
+
+use traffic_cop_testbed::needs::require;
+use traffic_cop_testbed::runner::Test;
+
+use crate::run::{run, scratch, Background};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+use traffic_cop_testbed::azurite::Azurite;
+use traffic_cop_testbed::spin::{cron_line, find_spin};
+use traffic_cop_wasm_host::wasmtime::component::{types::ComponentItem, Component};
+use traffic_cop_wasm_host::wasmtime::{Config, Engine};
+
+struct Template {
+    id: &'static str,
+    line: &'static str,
+    name: &'static str,
+    cron_wit: &'static str,
+    is_async: bool,
+}
+
+const TEMPLATES: [Template; 2] = [
+    Template {
+        id: "traffic-cop-cron-rust",
+        line: "0.3.0",
+        name: "sync-job",
+        cron_wit: "package fermyon:spin-cron@2.0.0;",
+        is_async: false,
+    },
+    Template {
+        id: "traffic-cop-cron-rust-async",
+        line: "0.5.0",
+        name: "async-job",
+        cron_wit: "package spin:cron@3.0.0;",
+        is_async: true,
+    },
+];
+
+fn root() -> PathBuf {
+    traffic_cop_testbed::repo_root()
+}
+
+fn templates_install_generate_build_and_run_under_their_cron_lines() {
+    let spin = require("spin templates", find_spin());
+    let mut lines = Vec::new();
+    for template in &TEMPLATES {
+        let data =
+            require(&format!("spin templates ({})", template.line), cron_line(template.line));
+        lines.push(data);
+    }
+    let lease = traffic_cop_wasm_host::component::wasm_path();
+    assert!(lease.is_file(), "build the lease component first (scripts/test does)");
+    let dir = scratch("templates");
+    let spin_data = dir.join("spin-data");
+    let spin_cmd = |args: &[&str]| {
+        let mut command = Command::new(&spin);
+        command.args(args).env("SPIN_DATA_DIR", &spin_data).current_dir(&dir);
+        command
+    };
+    let root_dir = root().display().to_string();
+    let installed =
+        run(&mut spin_cmd(&["templates", "install", "--dir", &root_dir]), Duration::from_secs(60));
+    assert!(installed.ok(), "spin templates install {}", installed.said());
+    let listed = run(&mut spin_cmd(&["templates", "list"]), Duration::from_secs(60));
+    for template in &TEMPLATES {
+        assert!(
+            listed.stdout.contains(template.id),
+            "{} not installed {}",
+            template.id,
+            listed.said()
+        );
+    }
+
+    let azurite = Azurite::start();
+    for (template, data) in TEMPLATES.iter().zip(lines) {
+        let started = Instant::now();
+        let project = dir.join(template.name);
+        let lease_value = format!("lease-component={}", lease.display());
+        let generated = run(
+            &mut spin_cmd(&[
+                "new",
+                "-t",
+                template.id,
+                template.name,
+                "--accept-defaults",
+                "--no-vcs",
+                "-v",
+                &lease_value,
+                "-v",
+                "cron-expression=*/2 * * * * *",
+                "-v",
+                "interval-seconds=2",
+                "-o",
+                &project.display().to_string(),
+            ]),
+            Duration::from_secs(60),
+        );
+        assert!(generated.ok(), "spin new -t {} {}", template.id, generated.said());
+        check_generated(template, &project);
+        let wasm = build(template, &project);
+        check_component(template, &wasm);
+        let built = started.elapsed();
+        run_replicas(template, &spin, &data, &project, &wasm, &azurite);
+        eprintln!(
+            "template {}: generated and built in {built:?}, ran on trigger-cron {} in {:?}",
+            template.id,
+            template.line,
+            started.elapsed() - built
+        );
+    }
+    azurite.stop();
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The template engine rendered our parameters but left Spin's own `{{ var }}` expressions
+/// alone, and the vendored WIT is the contract's current text.
+fn check_generated(template: &Template, project: &Path) {
+    let read = |path: &str| {
+        std::fs::read_to_string(project.join(path))
+            .unwrap_or_else(|e| panic!("{}: {path}: {e}", template.id))
+    };
+    let manifest = read("spin.toml");
+    assert!(manifest.contains(&format!("[component.{}]", template.name)), "{manifest}");
+    assert!(
+        manifest.contains(r#"allowed_outbound_hosts = ["{{ storage_endpoint }}"]"#),
+        "{manifest}"
+    );
+    assert!(manifest.contains(r#"connection_string = "{{ connection_string }}""#), "{manifest}");
+    assert!(manifest.contains(r#"cron_expression = "*/2 * * * * *""#), "{manifest}");
+    assert!(
+        manifest.contains(&format!(
+            r#""traffic-cop:lease" = {{ path = "{}" }}"#,
+            traffic_cop_wasm_host::component::wasm_path().display()
+        )),
+        "{manifest}"
+    );
+    assert!(!manifest.contains("{%") && !manifest.contains("project-name"), "{manifest}");
+    let cargo: toml::Value = toml::from_str(&read("Cargo.toml")).expect("Cargo.toml parses");
+    for (name, dep) in cargo["dependencies"].as_table().unwrap() {
+        assert!(
+            dep.get("git").is_none() && dep.get("path").is_none(),
+            "{name} is not from crates.io"
+        );
+    }
+    for wit in ["lease.wit", "guard-0.2.wit"] {
+        let ours = std::fs::read_to_string(root().join("wit").join(wit)).unwrap();
+        assert_eq!(
+            read(&format!("wit/deps/traffic-cop-lease/{wit}")),
+            ours,
+            "templates/{}: wit/{wit} drifted",
+            template.id
+        );
+    }
+    assert!(read("wit/deps/spin-cron/cron.wit").contains(template.cron_wit));
+}
+
+/// `cargo build` as spin.toml's build command runs it, into the shared target/templates.
+fn build(template: &Template, project: &Path) -> PathBuf {
+    let target = root().join("target/templates");
+    let built = run(
+        Command::new("cargo")
+            .args(["build", "--release", "--target", "wasm32-wasip2"])
+            .env("CARGO_TARGET_DIR", &target)
+            .current_dir(project),
+        Duration::from_secs(900),
+    );
+    assert!(built.ok(), "cargo build of the {} project {}", template.id, built.said());
+    let lock = std::fs::read_to_string(project.join("Cargo.lock")).expect("Cargo.lock");
+    assert!(!lock.contains("source = \"git+"), "a git dependency in Cargo.lock");
+    let wasm =
+        target.join(format!("wasm32-wasip2/release/{}.wasm", template.name.replace('-', "_")));
+    assert!(wasm.is_file(), "{} not built {}", wasm.display(), built.said());
+    wasm
+}
+
+/// Imports the 0.2.0 guard and the 0.1.0 lease interface its types come from (nothing else
+/// of traffic-cop's), and exports the cron handler with the plugin line's calling convention.
+fn check_component(template: &Template, wasm: &Path) {
+    let mut config = Config::new();
+    config.wasm_component_model_async(true);
+    let engine = Engine::new(&config).expect("engine");
+    let component = Component::from_file(&engine, wasm).expect("the template's component compiles");
+    let ty = component.component_type();
+    let imports: Vec<String> = ty.imports(&engine).map(|(name, _)| name.to_string()).collect();
+    let ours: Vec<&String> = imports.iter().filter(|n| n.starts_with("traffic-cop:")).collect();
+    let want = ["traffic-cop:lease/guard@0.2.0", "traffic-cop:lease/lease@0.1.0"];
+    let mut ours = ours;
+    ours.sort();
+    assert_eq!(ours, want, "{}: imports {imports:?}", template.id);
+    let exports: Vec<(String, ComponentItem)> =
+        ty.exports(&engine).map(|(n, i)| (n.to_string(), i.ty)).collect();
+    let handler = exports.iter().find(|(n, _)| n == "handle-cron-event");
+    match handler {
+        Some((_, ComponentItem::ComponentFunc(func))) => {
+            assert_eq!(func.async_(), template.is_async, "{}: async export", template.id)
+        }
+        other => panic!("{}: no handle-cron-event func export: {other:?}", template.id),
+    }
+}
+
+/// Two replicas, a tick every 2 s, a 2 s interval: every tick, one runs and one skips.
+fn run_replicas(
+    template: &Template,
+    spin: &Path,
+    data: &Path,
+    project: &Path,
+    wasm: &Path,
+    azurite: &Azurite,
+) {
+    // spin.toml's `source` is the project's own target dir; the build went to the shared one.
+    let source = project.join("target/wasm32-wasip2/release");
+    std::fs::create_dir_all(&source).unwrap();
+    std::fs::copy(wasm, source.join(wasm.file_name().unwrap())).unwrap();
+    let container = format!("tpl-{}-{}", template.name, std::process::id());
+    let replicas: Vec<(Background, PathBuf)> = (0..2)
+        .map(|i| {
+            let dir = project.join(format!("replica-{i}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            let env = [
+                ("SPIN_DATA_DIR", data.display().to_string()),
+                ("SPIN_VARIABLE_CONNECTION_STRING", azurite.connection_string()),
+                ("SPIN_VARIABLE_STORAGE_ENDPOINT", format!("http://127.0.0.1:{}", azurite.port)),
+                ("SPIN_VARIABLE_CONTAINER", container.clone()),
+                ("SPIN_VARIABLE_HOLDER", format!("r-{i}")),
+            ]
+            .map(|(k, v)| (k.to_string(), v));
+            let (logs, state) = (dir.join("logs"), dir.join("state"));
+            let manifest = project.join("spin.toml");
+            let args = [
+                "up",
+                "-f",
+                manifest.to_str().unwrap(),
+                "--log-dir",
+                logs.to_str().unwrap(),
+                "--state-dir",
+                state.to_str().unwrap(),
+            ];
+            let spin_up = Background::start(
+                spin,
+                &args,
+                &env,
+                &dir.join("spin.out"),
+                Duration::from_secs(60),
+            );
+            (spin_up, dir)
+        })
+        .collect();
+    let log = |dir: &PathBuf| {
+        std::fs::read_to_string(dir.join(format!("logs/{}_stdout.txt", template.name)))
+            .unwrap_or_default()
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let runs = |logs: &[String]| {
+        logs.iter()
+            .flat_map(|l| l.lines())
+            .filter(|l| l.contains(" ran with fencing token "))
+            .count()
+    };
+    let mut logs = Vec::new();
+    while Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(500));
+        logs = replicas.iter().map(|(_, dir)| log(dir)).collect();
+        if runs(&logs) >= 3 && logs.iter().any(|l| l.contains(": skipped: ")) {
+            break;
+        }
+    }
+    let outputs: Vec<String> = replicas
+        .iter()
+        .map(|(_, dir)| std::fs::read_to_string(dir.join("spin.out")).unwrap_or_default())
+        .collect();
+    drop(replicas);
+    let all = format!("{logs:#?}\nspin said: {outputs:#?}");
+    let mut tokens: Vec<u64> = logs
+        .iter()
+        .flat_map(|l| l.lines())
+        .filter_map(|l| l.split(" ran with fencing token ").nth(1))
+        .map(|rest| rest.split(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap())
+        .collect();
+    assert!(tokens.len() >= 3, "{}: fewer than 3 runs in 30 s: {all}", template.id);
+    assert!(
+        logs.iter()
+            .any(|l| l.contains(": skipped: already ran") || l.contains(": skipped: held by")),
+        "{}: no replica skipped: {all}",
+        template.id
+    );
+    assert!(logs.iter().all(|l| l.lines().all(|line| !line.contains("complete failed"))), "{all}");
+    tokens.sort_unstable();
+    let expected: Vec<u64> = (1..=tokens.len() as u64).collect();
+    assert_eq!(tokens, expected, "{}: each token granted once, none skipped: {all}", template.id);
+}
+
+pub fn tests() -> Vec<Test> {
+    traffic_cop_testbed::tests![templates_install_generate_build_and_run_under_their_cron_lines,]
+}

@@ -1,0 +1,274 @@
+//! What the real-Spin stories share: replicas behind their own counting proxies, the parsed
+//! ticks, and the checker that judges them by the trigger's scheduled tick (the cron event's
+//! timestamp, or the interval the test fired), never by the ticket's own `interval` field.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use traffic_cop_testbed::azurite::{connection_string_for_port, Azurite};
+use traffic_cop_testbed::proxy::CountingProxy;
+use traffic_cop_testbed::spin::{Launch, SpinReplica};
+use traffic_cop_testbed::EMULATOR_KEY_B64;
+use traffic_cop_wasm_host::component::{fresh, BoardEntry, LeaseState, Location, Lock};
+
+pub const LOCK: &str = "nightly-cleanup";
+pub const LEASE_SECONDS: u64 = 15;
+
+/// One replica: its `spin up` group and the proxy between it and Azurite, so every request
+/// it sends is counted as its own.
+pub struct Node {
+    pub replica: SpinReplica,
+    pub proxy: Arc<CountingProxy>,
+    pub holder: String,
+}
+
+/// A fresh directory under target/ for one story's manifests, logs and state; earlier runs'
+/// are removed (a failed run's logs stay until the next run).
+pub fn story_dir(name: &str) -> PathBuf {
+    let parent = traffic_cop_testbed::repo_root().join("target/real-spin");
+    for old in std::fs::read_dir(&parent).into_iter().flatten().flatten() {
+        if old.file_name().to_string_lossy().starts_with(&format!("{name}-")) {
+            let _ = std::fs::remove_dir_all(old.path());
+        }
+    }
+    let dir = parent.join(format!("{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Three replicas named `<prefix>-0..2`, each with its own holder (Spin makes an instance
+/// per event, so an empty `holder` would be a new random name every tick).
+pub fn start_nodes(
+    launch: &Launch,
+    dir: &std::path::Path,
+    container: &str,
+    prefix: &str,
+    interval: u64,
+    work_ms: u64,
+) -> Vec<Node> {
+    let azurite = Azurite::shared();
+    let mut nodes: Vec<Node> = (0..3)
+        .map(|i| {
+            let proxy = Arc::new(CountingProxy::start(azurite.port));
+            let holder = format!("{prefix}-{i}");
+            let variables = [
+                ("connection_string", connection_string_for_port(proxy.port, EMULATOR_KEY_B64)),
+                // Templated into allowed_outbound_hosts: must name the proxy, or Spin refuses.
+                ("storage_endpoint", format!("http://127.0.0.1:{}", proxy.port)),
+                ("container", container.to_string()),
+                ("holder", holder.clone()),
+                ("lease_seconds", LEASE_SECONDS.to_string()),
+                ("interval_seconds", interval.to_string()),
+                ("work_ms", work_ms.to_string()),
+            ];
+            let replica = launch.start(&holder, &dir.join(&holder), &variables);
+            Node { replica, proxy, holder }
+        })
+        .collect();
+    for node in &mut nodes {
+        node.replica.wait_ready(Duration::from_secs(90)).unwrap();
+    }
+    nodes
+}
+
+pub fn location(container: &str) -> Location {
+    Location {
+        connection_string: Azurite::shared().connection_string(),
+        container: container.into(),
+    }
+}
+
+/// The job's lock as the board shows it, read straight from Azurite (not through a proxy).
+pub fn lock_entry(container: &str) -> Option<BoardEntry> {
+    fresh().board(&location(container)).ok()?.into_iter().find(|e| e.name == LOCK)
+}
+
+/// The run the test killed.
+#[derive(Clone, Debug)]
+pub struct Killed {
+    pub node: usize,
+    pub holder: String,
+    pub token: u64,
+    pub start_ms: u64,
+    /// The scheduled tick whose run it was.
+    pub at: u64,
+}
+
+/// Kills the replica in the middle of its run when the board shows one with a token of at
+/// least `min_token`; `None` when nobody is running right now.
+pub fn kill_running(
+    nodes: &mut [Node],
+    container: &str,
+    min_token: u64,
+    interval: u64,
+) -> Option<Killed> {
+    let entry = lock_entry(container)?;
+    let running = entry.running && entry.state == LeaseState::Leased;
+    if !running || entry.fencing_token < min_token {
+        return None;
+    }
+    let holder = entry.holder?;
+    let node = nodes.iter().position(|n| n.holder == holder)?;
+    let start_ms = entry.last_start_ms?;
+    nodes[node].replica.kill();
+    assert!(
+        !nodes[node].replica.group_alive(Duration::from_secs(5)),
+        "{holder}: a process of its group survived SIGKILL"
+    );
+    let at = start_ms / 1000 / interval * interval;
+    Some(Killed { node, holder, token: entry.fencing_token, start_ms, at })
+}
+
+/// One replica's answer to one scheduled tick.
+#[derive(Clone, Debug)]
+pub struct Tick {
+    pub at: u64,
+    pub node: usize,
+    pub holder: String,
+    pub token: Option<u64>,
+    pub took_over: bool,
+    pub detail: String,
+    /// From the scheduled moment (cron) or the request (HTTP) to the answer.
+    pub wall_ms: Option<u64>,
+    /// Requests this replica sent for this tick alone, when that could be told apart.
+    pub trips: Option<u64>,
+}
+
+/// Parses what `TickReport::line` prints: `[holder] ran with fencing token N (took over an
+/// abandoned run): detail` or `[holder] skipped: detail`.
+pub fn parse_report(at: u64, node: usize, line: &str) -> Option<Tick> {
+    let (holder, rest) = line.strip_prefix('[')?.split_once("] ")?;
+    let (token, took_over, detail) = if let Some(ran) = rest.strip_prefix("ran with fencing token ")
+    {
+        let (head, detail) = ran.split_once(": ")?;
+        let token = head.split(' ').next()?.parse().ok()?;
+        (Some(token), head.contains("took over an abandoned run"), detail)
+    } else {
+        (None, false, rest.strip_prefix("skipped: ")?)
+    };
+    let (holder, detail) = (holder.to_string(), detail.to_string());
+    Some(Tick { at, node, holder, token, took_over, detail, wall_ms: None, trips: None })
+}
+
+/// The story's end: waits (at most 35 s) for the `fired` requests still unanswered, drops the
+/// killed replica's request that died with it (not an answer to judge), and orders the rest.
+pub fn settle(
+    mut ticks: Vec<Tick>,
+    answers: &std::sync::mpsc::Receiver<Tick>,
+    fired: usize,
+    killed: &Killed,
+) -> Vec<Tick> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(35);
+    while ticks.len() < fired && std::time::Instant::now() < deadline {
+        if let Ok(tick) = answers.recv_timeout(Duration::from_millis(200)) {
+            ticks.push(tick);
+        }
+    }
+    ticks.retain(|t| {
+        !(t.node == killed.node && t.at >= killed.at && t.detail.starts_with("no answer"))
+    });
+    ticks.sort_by_key(|t| (t.at, t.node));
+    ticks
+}
+
+/// A tick from the JSON report `POST /run` answers (the Rust app's `TickReport` fields, which
+/// the guests answer too); `None` when the body is not JSON.
+pub fn json_tick(at: u64, node: usize, body: &str) -> Option<Tick> {
+    let report = serde_json::from_str::<serde_json::Value>(body).ok()?;
+    Some(Tick {
+        at,
+        node,
+        holder: report["holder"].as_str().unwrap_or("?").to_string(),
+        token: report["fencing_token"].as_u64(),
+        took_over: report["previous_abandoned"].as_bool() == Some(true),
+        detail: report["detail"].as_str().unwrap_or(body).to_string(),
+        wall_ms: None,
+        trips: None,
+    })
+}
+
+pub fn dump(ticks: &[Tick]) -> String {
+    ticks
+        .iter()
+        .map(|t| format!("{} {} {:?} {} {}", t.at, t.holder, t.token, t.took_over, t.detail))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Judges a story: at most one run per scheduled tick, tokens unique and increasing in tick
+/// order (the killed run's token included), exactly one run per tick while nothing blocks,
+/// every live replica skipping "held by" the killed one until its lease expired, then one
+/// takeover reporting the abandoned run. Returns the takeover.
+pub fn check_story(ticks: &[Tick], killed: &Killed, interval: u64) -> Tick {
+    let all = dump(ticks);
+    let mut by_tick: BTreeMap<u64, Vec<&Tick>> = BTreeMap::new();
+    ticks.iter().for_each(|t| by_tick.entry(t.at).or_default().push(t));
+    let runs: Vec<&Tick> = ticks.iter().filter(|t| t.token.is_some()).collect();
+    for (at, answers) in &by_tick {
+        let ran = answers.iter().filter(|t| t.token.is_some()).count();
+        assert!(ran <= 1, "tick {at}: {ran} runs\n{all}");
+    }
+    let mut tokens: Vec<(u64, u64)> = runs.iter().map(|t| (t.at, t.token.unwrap())).collect();
+    tokens.push((killed.at, killed.token));
+    tokens.sort();
+    for pair in tokens.windows(2) {
+        assert_eq!(
+            pair[1].1,
+            pair[0].1 + 1,
+            "tokens must rise by one per run in tick order\n{all}"
+        );
+    }
+    let takeover = runs
+        .iter()
+        .find(|t| t.at > killed.at)
+        .unwrap_or_else(|| panic!("nobody took over from {}\n{all}", killed.holder));
+    assert!(
+        takeover.took_over
+            && takeover.holder != killed.holder
+            && takeover.token == Some(killed.token + 1),
+        "the first run after the kill must take over the abandoned run: {takeover:?}\n{all}"
+    );
+    let expiry_ms = killed.start_ms + LEASE_SECONDS * 1000;
+    assert!(
+        takeover.at * 1000 + 1000 >= expiry_ms,
+        "took over at {} before the lease (from {} ms) could expire\n{all}",
+        takeover.at,
+        killed.start_ms
+    );
+    assert!(
+        takeover.at * 1000 <= expiry_ms + (interval + 2) * 1000,
+        "took over at {} long after the lease expired\n{all}",
+        takeover.at
+    );
+    let held_by = format!("held by {}", killed.holder);
+    for t in ticks.iter().filter(|t| t.at > killed.at && t.at < takeover.at) {
+        assert!(
+            t.token.is_none() && t.detail.contains(&held_by),
+            "{t:?} should skip {held_by}\n{all}"
+        );
+    }
+    for t in runs.iter().filter(|t| t.at != takeover.at) {
+        assert!(!t.took_over, "only the takeover follows an abandoned run: {t:?}\n{all}");
+    }
+    // Liveness: every tick all replicas answered outside the blocked stretch had its run.
+    for (at, answers) in &by_tick {
+        let blocked = *at >= killed.at && *at < takeover.at;
+        let live = if *at > killed.at { 2 } else { 3 };
+        if !blocked && answers.len() >= live {
+            assert!(answers.iter().any(|t| t.token.is_some()), "tick {at} had no run\n{all}");
+        }
+    }
+    (*takeover).clone()
+}
+
+/// `lock-status` metadata of the job's lock, read straight from Azurite.
+pub fn blob_metadata(container: &str) -> (LeaseState, BTreeMap<String, String>) {
+    let lock = Lock {
+        connection_string: Azurite::shared().connection_string(),
+        container: container.into(),
+        blob: LOCK.into(),
+    };
+    let status = fresh().inspect(&lock).unwrap();
+    (status.state, status.metadata.into_iter().collect())
+}

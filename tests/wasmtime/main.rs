@@ -1,0 +1,58 @@
+//! The component in a wasmtime host: the built lease component (and the Spin app's and the
+//! guests' components composed with it) called through its exports against Azurite on
+//! 127.0.0.1, plus the ecosystem checks around the artifact (Node via jco, the SpinKube
+//! manifests, publishing). Real time; the runner reports a test whose tool is missing as
+//! ignored (a failure under `CI=true`).
+
+#[path = "../support/component_world.rs"]
+mod component_world;
+// Shared with the other binaries: some of it is theirs.
+#[allow(dead_code)]
+#[path = "../support/guest_drive.rs"]
+mod drive;
+#[path = "../support/entra_env.rs"]
+mod env;
+#[path = "../support/ecosystem.rs"]
+mod run;
+#[path = "../support/scenarios.rs"]
+mod scenarios;
+// Shared with the other binaries: some of it is theirs.
+#[allow(dead_code)]
+#[path = "../support/story.rs"]
+mod story;
+
+mod board_html;
+mod boundary;
+mod component;
+mod entra;
+mod faults;
+mod fenced_azurite;
+mod guard_azurite;
+mod guard_v2;
+mod guests;
+mod listing_azurite;
+mod node_jco;
+mod publishing;
+mod spin_app;
+mod spinkube;
+
+fn main() {
+    let tests = [
+        board_html::tests(),
+        boundary::tests(),
+        component::tests(),
+        entra::tests(),
+        faults::tests(),
+        fenced_azurite::tests(),
+        guard_azurite::tests(),
+        guard_v2::tests(),
+        guests::tests(),
+        listing_azurite::tests(),
+        node_jco::tests(),
+        publishing::tests(),
+        spin_app::tests(),
+        spinkube::tests(),
+    ];
+    // Most of these wait on real time (lease periods, due times) more than they compute.
+    traffic_cop_testbed::runner::run(tests.concat(), 6)
+}

@@ -1,0 +1,134 @@
+//! The lease component in Node.js without Spin: the built .wasm transpiled by `jco transpile`
+//! (pinned in examples/node/package-lock.json) and driven by examples/node/guarded.mjs against
+//! Azurite on 127.0.0.1. Checks what the example printed, then the blobs it left, read back
+//! through the component in wasmtime: the lock's run record and lease state, and the fenced
+//! result.
+//!
+//! Needs node on PATH and examples/node/node_modules (`npm ci` here when missing, or
+//! scripts/ecosystem-tools). Without them the test says so and returns; under CI=true it fails.
+
+use traffic_cop_testbed::runner::Test;
+
+use crate::run::{on_path, run};
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+use traffic_cop_testbed::azurite::Azurite;
+use traffic_cop_testbed::needs::require;
+use traffic_cop_wasm_host::component::{fresh, v2, LeaseState, Lock};
+
+fn node_example() -> PathBuf {
+    traffic_cop_testbed::repo_root().join("examples/node")
+}
+
+/// node, and jco installed into examples/node (installing it once if only that is missing).
+fn toolchain() -> Result<(PathBuf, PathBuf), String> {
+    let node = on_path("node")?;
+    let dir = node_example();
+    let jco = dir.join("node_modules/.bin/jco");
+    if !jco.is_file() {
+        let npm = on_path("npm")?;
+        let ran = run(
+            Command::new(npm).args(["ci", "--no-audit", "--no-fund"]).current_dir(&dir),
+            Duration::from_secs(300),
+        );
+        if !ran.ok() {
+            return Err(format!("npm ci in examples/node failed {}", ran.said()));
+        }
+    }
+    Ok((node, jco))
+}
+
+fn node_example_acquires_guards_and_completes_through_the_transpiled_component() {
+    let (node, jco) = require("node via jco", toolchain());
+    // The wasmtime host refuses a component older than src/ or wit/: so must this test.
+    let mut inspector = fresh();
+    let wasm = traffic_cop_wasm_host::component::wasm_path();
+    let dir = node_example();
+
+    let transpiled = run(
+        Command::new(&jco)
+            .arg("transpile")
+            .arg(&wasm)
+            .args(["--name", "traffic-cop", "--quiet", "-o", "gen"])
+            .current_dir(&dir),
+        Duration::from_secs(120),
+    );
+    assert!(transpiled.ok(), "jco transpile {}", transpiled.said());
+    assert!(
+        dir.join("gen/traffic-cop.js").is_file(),
+        "no gen/traffic-cop.js {}",
+        transpiled.said()
+    );
+
+    let azurite = Azurite::start();
+    let connection_string = azurite.connection_string();
+    let container = format!("node-{}", std::process::id());
+    let holder = "node-replica-1";
+    let ran = run(
+        Command::new(&node)
+            .arg("guarded.mjs")
+            .env("TRAFFIC_COP_CONNECTION_STRING", &connection_string)
+            .env("TRAFFIC_COP_CONTAINER", &container)
+            .env("TRAFFIC_COP_LOCK", "nightly")
+            .env("TRAFFIC_COP_HOLDER", holder)
+            .current_dir(&dir),
+        Duration::from_secs(60),
+    );
+    assert!(ran.ok(), "node guarded.mjs {}", ran.said());
+    let lines: Vec<&str> = ran.stdout.lines().collect();
+    let expected = [
+        "acquire: leased nightly-raw with lease id ".to_string(),
+        "inspect: leased".into(),
+        "second acquire: held-by-other".into(),
+        "release: available".into(),
+        "guarded-invoke: run, fencing token 1, missed 0".into(),
+        format!("rival guarded-invoke: skip, held-by-other ({holder})"),
+        "write-fenced: token 1".into(),
+        "complete: ok".into(),
+        format!("after complete: skip, already-ran ({holder}, success)"),
+    ];
+    assert!(lines.len() >= expected.len(), "too few lines {}", ran.said());
+    for (line, want) in lines.iter().zip(&expected) {
+        assert!(line.starts_with(want.as_str()), "expected {want:?}, got {line:?} {}", ran.said());
+    }
+    assert!(
+        lines.contains(&"board: nightly available token 1 outcome success"),
+        "board line missing {}",
+        ran.said()
+    );
+
+    // What the example left in storage, seen from outside Node.
+    let lock = |blob: &str| Lock {
+        connection_string: connection_string.clone(),
+        container: container.clone(),
+        blob: blob.into(),
+    };
+    let status = inspector.inspect(&lock("nightly")).expect("inspect the guarded lock");
+    assert!(
+        matches!(status.state, LeaseState::Available),
+        "complete released the lease: {status:?}"
+    );
+    let meta = |key: &str| {
+        status.metadata.iter().find(|(k, _)| k.eq_ignore_ascii_case(key)).map(|(_, v)| v.as_str())
+    };
+    assert_eq!(meta("tc_fence"), Some("1"), "run record: {status:?}");
+    assert_eq!(meta("tc_holder"), Some(holder), "run record: {status:?}");
+    assert_eq!(meta("tc_running"), Some("false"), "run record: {status:?}");
+    let raw = fresh().inspect(&lock("nightly-raw")).expect("inspect the raw lock");
+    assert!(matches!(raw.state, LeaseState::Available), "release: {raw:?}");
+    let location = v2::Location { connection_string: connection_string.clone(), container };
+    let result = fresh()
+        .read_fenced_v2(&location, "nightly-result")
+        .expect("read the fenced result")
+        .expect("the example wrote nightly-result");
+    assert_eq!(result.fencing_token, 1);
+    assert_eq!(result.contents, format!("ran by {holder}\n").into_bytes());
+    azurite.stop();
+}
+
+pub fn tests() -> Vec<Test> {
+    traffic_cop_testbed::tests![
+        node_example_acquires_guards_and_completes_through_the_transpiled_component,
+    ]
+}

@@ -1,0 +1,256 @@
+//! The Spin app: spin.toml is checked against the build, the app's components are composed with
+//! the lease component as the manifest declares, and their real exports (the cron trigger's
+//! `handle-cron-event`, `wasi:http/incoming-handler`) are driven in the test host against
+//! Azurite.
+
+use traffic_cop_testbed::runner::Test;
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+use traffic_cop_testbed::azurite::Azurite;
+use traffic_cop_wasm_host::apps::{app_wasm, compose, App};
+use traffic_cop_wasm_host::component::{fresh, Host, Location};
+
+fn manifest() -> toml::Table {
+    let text = std::fs::read_to_string(traffic_cop_testbed::repo_root().join("spin.toml")).unwrap();
+    text.parse().expect("spin.toml parses")
+}
+
+fn apps() -> &'static (App, App) {
+    static APPS: OnceLock<(App, App)> = OnceLock::new();
+    APPS.get_or_init(|| {
+        let engine = &Host::shared().engine;
+        (App::load(engine, "cron_job").unwrap(), App::load(engine, "http_job").unwrap())
+    })
+}
+
+fn variables(container: &str, holder: &str, interval_seconds: u64) -> BTreeMap<String, String> {
+    [
+        ("connection_string", Azurite::shared().connection_string()),
+        ("container", container.to_string()),
+        ("lock", "nightly-cleanup".to_string()),
+        ("holder", holder.to_string()),
+        ("lease_seconds", "15".to_string()),
+        ("interval_seconds", interval_seconds.to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
+}
+
+fn board(container: &str) -> Vec<traffic_cop_wasm_host::component::BoardEntry> {
+    let location = Location {
+        connection_string: Azurite::shared().connection_string(),
+        container: container.into(),
+    };
+    fresh().board(&location).unwrap()
+}
+
+fn the_manifest_matches_the_build() {
+    let manifest = manifest();
+    assert_eq!(manifest["spin_manifest_version"].as_integer(), Some(2));
+    let variables = manifest["variables"].as_table().unwrap();
+    assert_eq!(
+        variables["connection_string"]["secret"].as_bool(),
+        Some(true),
+        "the connection string is a secret"
+    );
+    let components = manifest["component"].as_table().unwrap();
+    let triggers = manifest["trigger"].as_table().unwrap();
+    assert_eq!(triggers["cron"][0]["component"].as_str(), Some("cron-job"));
+    assert_eq!(triggers["http"][0]["component"].as_str(), Some("http-job"));
+    for (id, crate_name) in [("cron-job", "cron_job"), ("http-job", "http_job")] {
+        let component = components[id].as_table().unwrap();
+        let source = component["source"].as_str().unwrap();
+        assert_eq!(source, format!("apps/target/wasm32-wasip2/release/{crate_name}.wasm"), "{id}");
+        let build = component["build"]["command"].as_str().unwrap();
+        assert!(
+            build.contains("--manifest-path apps/Cargo.toml")
+                && build.contains("--target wasm32-wasip2 --release"),
+            "{id}: {build}"
+        );
+        assert!(
+            traffic_cop_testbed::repo_root().join(source).is_file(),
+            "{source} is produced by the build"
+        );
+        assert_eq!(component["allowed_outbound_hosts"][0].as_str(), Some("{{ storage_endpoint }}"));
+        assert_eq!(
+            component["dependencies_inherit_configuration"].as_bool(),
+            Some(true),
+            "{id} passes its permissions on"
+        );
+        let dependencies = component["dependencies"].as_table().unwrap();
+        let keys: Vec<&String> = dependencies.keys().collect();
+        assert_eq!(keys, ["traffic-cop:lease"], "{id}");
+        let path = dependencies["traffic-cop:lease"]["path"].as_str().unwrap();
+        assert_eq!(path, "target/wasm32-wasip2/release/traffic_cop.wasm");
+        assert_eq!(
+            traffic_cop_testbed::repo_root().join(path),
+            traffic_cop_wasm_host::component::wasm_path()
+        );
+
+        // Every traffic-cop import of the app names our package and version, and the lease
+        // component exports it.
+        let app = traffic_cop_wasm_host::wasmtime::component::Component::from_file(
+            &Host::shared().engine,
+            app_wasm(crate_name),
+        )
+        .unwrap();
+        let imports: Vec<String> = app
+            .component_type()
+            .imports(&Host::shared().engine)
+            .map(|(n, _)| n.to_string())
+            .collect();
+        let ours: Vec<&String> = imports.iter().filter(|i| i.starts_with("traffic-cop:")).collect();
+        assert!(!ours.is_empty(), "{id} imports {imports:?}");
+        let lease = &Host::shared().component;
+        let exports: Vec<String> = lease
+            .component_type()
+            .exports(&Host::shared().engine)
+            .map(|(n, _)| n.to_string())
+            .collect();
+        // The app moved to the 0.2.0 guard, which takes its types from the 0.1.0 lease.
+        assert_eq!(
+            ours,
+            ["traffic-cop:lease/lease@0.1.0", "traffic-cop:lease/guard@0.2.0"],
+            "{id} imports {imports:?}"
+        );
+        for import in ours {
+            assert!(exports.contains(import), "{id}: {import} not exported by the lease component");
+        }
+    }
+    let vars = |id: &str| {
+        components[id]["variables"].as_table().unwrap().keys().cloned().collect::<Vec<_>>()
+    };
+    assert_eq!(vars("cron-job"), vars("http-job"));
+    for key in vars("cron-job") {
+        assert!(
+            variables.contains_key(&key),
+            "component variable {key} has an application variable"
+        );
+    }
+}
+
+fn composition_satisfies_every_traffic_cop_import() {
+    for name in ["cron_job", "http_job"] {
+        let composed =
+            compose(&app_wasm(name), &traffic_cop_wasm_host::component::wasm_path()).unwrap();
+        let engine = &Host::shared().engine;
+        let component =
+            traffic_cop_wasm_host::wasmtime::component::Component::new(engine, &composed).unwrap();
+        let imports: Vec<String> =
+            component.component_type().imports(engine).map(|(n, _)| n.to_string()).collect();
+        println!("{name} composed: {} KiB, imports {imports:?}", composed.len() / 1024);
+        assert!(!imports.iter().any(|i| i.starts_with("traffic-cop:")), "{imports:?}");
+        // What remains is what Spin provides: WASI, variables, and (cron) the trigger's types.
+        let provided =
+            ["wasi:", "fermyon:spin/variables@2.0.0", "fermyon:spin-cron/cron-types@2.0.0"];
+        assert!(imports.iter().all(|i| provided.iter().any(|p| i.starts_with(p))), "{imports:?}");
+    }
+}
+
+fn cron_replicas_run_the_job_once_per_interval() {
+    let (cron, _) = apps();
+    let container = format!("cron{}", std::process::id());
+    let printed: Vec<String> = (0..3)
+        .map(|replica| {
+            let vars = variables(&container, &format!("replica-{replica}"), 3600);
+            cron.cron_tick(&vars, 1_700_000_000, None).unwrap()
+        })
+        .collect();
+    assert!(
+        printed[0].contains("[replica-0] ran with fencing token 1: janitor report"),
+        "{printed:?}"
+    );
+    for later in &printed[1..] {
+        assert!(later.contains("skipped: already ran this interval (replica-0)"), "{printed:?}");
+    }
+    let entries = board(&container);
+    let lock = entries.iter().find(|e| e.name == "nightly-cleanup").expect("the job's lock");
+    assert_eq!((lock.fencing_token, lock.holder.as_deref()), (1, Some("replica-0")));
+    assert_eq!((lock.running, lock.last_outcome.as_deref()), (false, Some("success")));
+}
+
+fn a_cron_component_with_a_missing_variable_reports_which() {
+    let (cron, _) = apps();
+    let mut partial = variables("cronbad", "r", 60);
+    partial.remove("lease_seconds");
+    let error = cron.cron_tick(&partial, 1, None).unwrap_err();
+    assert!(error.contains("lease_seconds"), "{error}");
+}
+
+fn http_component_runs_the_job_and_renders_the_board() {
+    let (_, http) = apps();
+    let container = format!("http{}", std::process::id());
+    let vars = variables(&container, "web-1", 3600);
+    let (status, content_type, body) = http.http(&vars, "POST", "/run").unwrap();
+    assert_eq!((status, content_type.as_str()), (200, "application/json"), "{body}");
+    let report: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        (report["decision"].as_str(), report["fencing_token"].as_u64()),
+        (Some("run"), Some(1)),
+        "{body}"
+    );
+    assert!(report["detail"].as_str().unwrap().contains("janitor report: 1 locks"), "{body}");
+
+    let second = http.http(&variables(&container, "web-2", 3600), "POST", "/run").unwrap();
+    let report: serde_json::Value = serde_json::from_str(&second.2).unwrap();
+    assert_eq!(report["decision"].as_str(), Some("skip"), "{}", second.2);
+    assert!(report["detail"].as_str().unwrap().contains("already ran this interval (web-1)"));
+
+    let (status, content_type, body) = http.http(&vars, "GET", "/status").unwrap();
+    assert_eq!((status, content_type.as_str()), (200, "application/json"));
+    let rows: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(rows[0]["name"].as_str(), Some("nightly-cleanup"));
+    assert_eq!(rows[0]["holder"].as_str(), Some("web-1"));
+    assert_eq!(rows[0]["last_outcome"].as_str(), Some("success"));
+
+    let (status, content_type, html) = http.http(&vars, "GET", "/status.html").unwrap();
+    assert_eq!((status, content_type.as_str()), (200, "text/html; charset=utf-8"));
+    assert!(
+        html.contains("<td>nightly-cleanup</td>")
+            && html.contains("<td>web-1</td>")
+            && html.contains("<th>fencing token</th>"),
+        "{html}"
+    );
+    assert!(!html.contains("AccountKey") && !body.contains("AccountKey"), "no secret in the board");
+
+    let (status, _, _) = http.http(&vars, "GET", "/elsewhere").unwrap();
+    assert_eq!(status, 404);
+}
+
+fn an_overlapping_tick_of_the_same_replica_says_its_previous_tick_is_still_working() {
+    let (cron, _) = apps();
+    let container = format!("overlap{}", std::process::id());
+    let mut vars = variables(&container, "solo", 3600);
+    vars.insert("work_ms".into(), "3000".into());
+    let first = std::thread::spawn({
+        let vars = vars.clone();
+        move || apps().0.cron_tick(&vars, 1_700_000_000, None)
+    });
+    // The first tick is granted and working once the board shows it running.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !board(&container).iter().any(|e| e.running) {
+        assert!(std::time::Instant::now() < deadline, "the first tick never started its run");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let second = cron.cron_tick(&vars, 1_700_000_001, None).unwrap();
+    assert!(
+        second.contains("[solo] skipped: the previous tick of this replica is still working")
+            && !second.contains("skipped: held by"),
+        "{second}"
+    );
+    let first = first.join().unwrap().unwrap();
+    assert!(first.contains("[solo] ran with fencing token 1"), "{first}");
+}
+
+pub fn tests() -> Vec<Test> {
+    traffic_cop_testbed::tests![
+        the_manifest_matches_the_build,
+        composition_satisfies_every_traffic_cop_import,
+        cron_replicas_run_the_job_once_per_interval,
+        a_cron_component_with_a_missing_variable_reports_which,
+        http_component_runs_the_job_and_renders_the_board,
+        an_overlapping_tick_of_the_same_replica_says_its_previous_tick_is_still_working,
+    ]
+}
