@@ -3,9 +3,11 @@
 //! process group on its own port, log dir and variables.
 //!
 //! Layout (what `scripts/test` and `.ci/run` make with `../shared/tools/spin/install.sh`):
-//! `target/spin/<cron version>/bin/spin` and `target/spin/<cron version>/data`, one directory
-//! per plugin line because a Spin data dir holds one trigger-cron version.
-//! `TRAFFIC_COP_SPIN_HOME` replaces `target/spin`.
+//! `target/spin/<cron version>/bin/spin` and `target/spin/<cron version>/data` for Spin 4.0.2,
+//! one directory per plugin line because a Spin data dir holds one trigger-cron version, and
+//! `target/spin/spin-3.6.3/` for the Spin 3.6.3 CLI with trigger-cron 0.3.0 (the Spin that
+//! SpinKube's containerd shim embeds up to v0.24). `TRAFFIC_COP_SPIN_HOME` replaces
+//! `target/spin`.
 
 mod http;
 mod replica;
@@ -49,9 +51,38 @@ pub fn find_spin() -> Result<PathBuf, String> {
     })
 }
 
+/// The older Spin line the tests also run: the one SpinKube's shim embeds up to v0.24.0, and
+/// what many CLI installs still are.
+pub const SPIN_3: &str = "3.6.3";
+
+/// The Spin 3.6.3 CLI and its data dir (with trigger-cron 0.3.0), checked by `spin --version`.
+pub fn spin_3() -> Result<(PathBuf, PathBuf), String> {
+    let home = spin_home().join(format!("spin-{SPIN_3}"));
+    let cli = home.join("bin/spin");
+    let version = std::process::Command::new(&cli)
+        .arg("--version")
+        .output()
+        .map(|out| String::from_utf8_lossy(&out.stdout).into_owned())
+        .map_err(|_| {
+            format!(
+                "no Spin {SPIN_3} at {} (scripts/test installs it from ../shared/tools/spin)",
+                cli.display()
+            )
+        })?;
+    if !version.starts_with(&format!("spin {SPIN_3}")) {
+        return Err(format!("{} is {:?}, not Spin {SPIN_3}", cli.display(), version.trim()));
+    }
+    Ok((cli, home.join("data")))
+}
+
 /// The Spin data dir holding trigger-cron `version`, checked against the plugin's manifest.
 pub fn cron_line(version: &str) -> Result<PathBuf, String> {
-    let data = spin_home().join(version).join("data");
+    cron_line_in(&spin_home().join(version).join("data"), version)
+}
+
+/// `data` if it holds trigger-cron `version`.
+pub fn cron_line_in(data: &Path, version: &str) -> Result<PathBuf, String> {
+    let data = data.to_path_buf();
     let manifest = data.join("plugins/manifests/trigger-cron.json");
     let text = std::fs::read_to_string(&manifest).map_err(|_| {
         format!(

@@ -26,9 +26,11 @@ fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
-pub fn run(line: &str, spin: PathBuf, data: PathBuf) -> CronStory {
-    let short = line.replace('.', "");
-    let dir = story::story_dir(&format!("cron-{line}"));
+/// Trigger-cron `line` from `data`, under the Spin CLI `spin` (`label` names it: one directory
+/// and container per CLI and line).
+pub fn run(line: &str, spin: PathBuf, data: PathBuf, label: &str) -> CronStory {
+    let short = format!("{}{label}", line.replace('.', ""));
+    let dir = story::story_dir(&format!("cron-{line}-{label}"));
     let launch = Launch {
         spin,
         data_dir: Some(data),

@@ -23,8 +23,9 @@ pub struct HttpStory {
     pub container: String,
 }
 
-pub fn run(spin: std::path::PathBuf) -> HttpStory {
-    let dir = story::story_dir("http");
+/// `spin` is the CLI; `label` names this run's directory and container (one per Spin version).
+pub fn run(spin: std::path::PathBuf, label: &str) -> HttpStory {
+    let dir = story::story_dir(&format!("http-{label}"));
     let launch = Launch {
         spin,
         // An empty data dir: running only the HTTP component needs no plugin.
@@ -33,7 +34,7 @@ pub fn run(spin: std::path::PathBuf) -> HttpStory {
         component: Some("http-job".into()),
         lifetime: Duration::from_secs(240),
     };
-    let container = format!("spinhttp{}", std::process::id());
+    let container = format!("spinhttp{label}x{}", std::process::id());
     let mut nodes = story::start_nodes(&launch, &dir, &container, "web", INTERVAL, WORK_MS);
     // Bumped at every request's start and end on a replica: a request whose window saw no
     // other change had the replica's proxy to itself, so its count is its own.

@@ -1,6 +1,8 @@
 //! The real Spin CLI on the project's own spin.toml against Azurite: three replicas of the
-//! HTTP component, and three cron-triggered replicas under each trigger-cron plugin line
-//! (0.3.0 and 0.5.0), each with the running replica SIGKILLed mid-work and the takeover.
+//! HTTP component under Spin 4.0.2 and under Spin 3.6.3 (SpinKube's runtime up to shim
+//! v0.24.0), and three cron-triggered replicas under each trigger-cron plugin line (0.3.0 and
+//! 0.5.0 with Spin 4.0.2, 0.3.0 with Spin 3.6.3), each with the running replica SIGKILLed
+//! mid-work and the takeover.
 //! Every replica talks to Azurite through a counting proxy of its own, which is how the round
 //! trips per tick below are measured.
 //!
@@ -15,14 +17,28 @@ mod cron;
 mod http;
 
 use crate::story::{self, Tick};
+use std::path::PathBuf;
 use std::time::Instant;
-use traffic_cop_testbed::spin::{assert_built, cron_line, find_spin, CRON_LINES};
+use traffic_cop_testbed::spin::{
+    assert_built, cron_line, cron_line_in, find_spin, spin_3, CRON_LINES, SPIN_3,
+};
 
 fn http_replicas_on_real_spin_run_once_per_interval_and_take_over_after_a_kill() {
     let spin = require("real spin (http)", find_spin());
+    http_story(spin, "spin4", "http-job");
+}
+
+/// The HTTP story under Spin 3.6.3: the runtime SpinKube's shim embeds up to v0.24.0, where a
+/// Kubernetes CronJob is the scheduler (the shim has no cron trigger).
+fn http_replicas_on_spin_3_6_3_run_once_per_interval_and_take_over_after_a_kill() {
+    let (spin, _) = require("real spin 3.6.3 (http)", spin_3());
+    http_story(spin, "spin3", &format!("http-job, Spin {SPIN_3}"));
+}
+
+fn http_story(spin: PathBuf, label: &str, what: &str) {
     assert_built();
     let started = Instant::now();
-    let story = http::run(spin);
+    let story = http::run(spin, label);
     let takeover = story::check_story(&story.ticks, &story.killed, 3);
     assert!(
         story.overlap.contains("\"decision\":\"skip\"")
@@ -31,7 +47,7 @@ fn http_replicas_on_real_spin_run_once_per_interval_and_take_over_after_a_kill()
         story.overlap
     );
     http::check_status(&story);
-    report("http-job", &story.ticks, &takeover, started);
+    report(what, &story.ticks, &takeover, started);
 }
 
 fn cron_replicas_on_real_spin_under_both_plugin_lines() {
@@ -49,7 +65,7 @@ fn cron_replicas_on_real_spin_under_both_plugin_lines() {
         .into_iter()
         .map(|(line, data)| {
             let spin = spin.clone();
-            std::thread::spawn(move || cron::run(line, spin, data))
+            std::thread::spawn(move || cron::run(line, spin, data, "spin4"))
         })
         .collect::<Vec<_>>()
         .into_iter()
@@ -59,6 +75,18 @@ fn cron_replicas_on_real_spin_under_both_plugin_lines() {
         let takeover = cron::check(story);
         report(&format!("cron-job, trigger-cron {}", story.line), &story.ticks, &takeover, started);
     }
+}
+
+/// trigger-cron 0.3.0 (`fermyon:spin-cron@2.0.0`) under the Spin 3.6.3 CLI.
+fn cron_replicas_on_spin_3_6_3_with_trigger_cron_0_3_0() {
+    let (spin, data) = require("real spin 3.6.3 (cron 0.3.0)", spin_3());
+    require("real spin 3.6.3 (cron 0.3.0)", cron_line_in(&data, "0.3.0"));
+    assert_built();
+    let started = Instant::now();
+    let story = cron::run("0.3.0", spin, data, "spin3");
+    let takeover = cron::check(&story);
+    let what = format!("cron-job, trigger-cron 0.3.0, Spin {SPIN_3}");
+    report(&what, &story.ticks, &takeover, started);
 }
 
 /// The checker the stories rely on must be able to fail: fed a story with a second run in one
@@ -141,7 +169,9 @@ fn report(what: &str, ticks: &[Tick], takeover: &Tick, started: Instant) {
 pub fn tests() -> Vec<Test> {
     traffic_cop_testbed::tests![
         http_replicas_on_real_spin_run_once_per_interval_and_take_over_after_a_kill,
+        http_replicas_on_spin_3_6_3_run_once_per_interval_and_take_over_after_a_kill,
         cron_replicas_on_real_spin_under_both_plugin_lines,
+        cron_replicas_on_spin_3_6_3_with_trigger_cron_0_3_0,
         the_story_checker_refuses_what_the_guard_forbids,
     ]
 }
