@@ -10,7 +10,7 @@ use crate::ops::{
     LeaseDuration, LeaseGrant, LeaseId, LockStatus, Op, Release, Renew,
 };
 use crate::retry::{retry_after, should_retry, was_ambiguous, RetryPolicy};
-use crate::transport::{Request, Response, Runtime, Timeouts, Transport};
+use crate::transport::{Deadline, Request, Response, Runtime, Timeouts, Transport};
 use std::time::{Duration, SystemTime};
 
 mod bearer;
@@ -102,7 +102,7 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
         &mut self,
         lock: &Lock,
         lease_id: &LeaseId,
-        by: Option<SystemTime>,
+        by: Option<Deadline>,
     ) {
         let retry = std::mem::replace(&mut self.retry, RetryPolicy::none());
         let _ = self.execute_by(lock, &Release { lease_id: lease_id.clone() }, by);
@@ -149,15 +149,15 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
         self.execute_by(lock, op, None)
     }
 
-    /// [`execute`](Self::execute) that gives up at the local time `by`: a call that serves a
-    /// lease must not outlive it. Each attempt's time limits shrink to the time left, no retry
+    /// [`execute`](Self::execute) that gives up at `by` (on the monotonic clock): a call that
+    /// serves a lease must not outlive it. Each attempt's time limits shrink to the time left, no retry
     /// starts whose wait would pass `by`, and if `by` has passed nothing is sent and the
     /// answer is `LeaseLost` (the work must stop either way).
     pub fn execute_by<O: Op>(
         &mut self,
         lock: &Lock,
         op: &O,
-        by: Option<SystemTime>,
+        by: Option<Deadline>,
     ) -> Result<O::Output, Error> {
         let mut signatures = Vec::new();
         let result = self.exchange(lock, &|lock| op.request(lock), by, &mut signatures).and_then(
@@ -184,7 +184,7 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
         &mut self,
         lock: &Lock,
         request: &dyn Fn(&Lock) -> Request,
-        by: Option<SystemTime>,
+        by: Option<Deadline>,
         signatures: &mut Vec<String>,
     ) -> Result<(Response, bool, SystemTime), Error> {
         let bearer = self.access_token_by(&lock.account, by)?;
@@ -195,12 +195,10 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
         let mut attempt = 1;
         let (outcome, sent_at) = loop {
             let sent_at = self.runtime.now();
-            let timeouts = match by {
+            let timeouts = match by.map(|by| by.left(&self.runtime)) {
                 None => self.timeouts,
-                Some(by) => match by.duration_since(sent_at) {
-                    Ok(left) if !left.is_zero() => self.timeouts.within(left),
-                    _ => return Err(lease_time_ran_out(attempt > 1)),
-                },
+                Some(Some(left)) => self.timeouts.within(left),
+                Some(None) => return Err(lease_time_ran_out(attempt > 1)),
             };
             let mut request = request(lock);
             request
@@ -224,7 +222,7 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
                 Some(asked) => wait.max(asked),
                 None => wait,
             };
-            if by.is_some_and(|by| self.runtime.now() + wait >= by) {
+            if by.is_some_and(|by| by.left(&self.runtime).is_none_or(|left| wait >= left)) {
                 break (outcome, sent_at);
             }
             ambiguous |= was_ambiguous(&outcome);

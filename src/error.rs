@@ -195,6 +195,30 @@ impl Error {
         })
     }
 
+    /// The same error, its message followed by `what happened` (what a failed call did do, so a
+    /// caller told "failed" is not misled about the state it left).
+    pub fn context(self, what_happened: &str) -> Error {
+        let add = |message: String| {
+            if message.is_empty() {
+                what_happened.to_string()
+            } else {
+                format!("{message}; {what_happened}")
+            }
+        };
+        let service = |e: ServiceError| ServiceError { message: add(e.message), ..e };
+        match self {
+            Error::HeldByOther(e) => Error::HeldByOther(service(e)),
+            Error::LeaseLost(e) => Error::LeaseLost(service(e)),
+            Error::NotFound(e) => Error::NotFound(service(e)),
+            Error::Unauthorized(e) => Error::Unauthorized(service(e)),
+            Error::Throttled(e) => Error::Throttled(service(e)),
+            Error::Service(e) => Error::Service(service(e)),
+            Error::InvalidConfig(m) => Error::InvalidConfig(add(m)),
+            Error::InvalidArgument(m) => Error::InvalidArgument(add(m)),
+            Error::Transport(e) => Error::Transport(TransportError { detail: add(e.detail), ..e }),
+        }
+    }
+
     /// The service error behind this error, if the service answered.
     pub fn service_error(&self) -> Option<&ServiceError> {
         match self {

@@ -95,8 +95,13 @@ impl fmt::Display for TransportError {
 
 /// Time and randomness, injected so tests run on a virtual clock with scripted jitter.
 pub trait Runtime {
-    /// Wall-clock time, used for `x-ms-date` (Azure rejects dates more than 15 minutes off).
+    /// Wall-clock time, used for `x-ms-date` (Azure rejects dates more than 15 minutes off) and
+    /// for the instants a ticket reports. It may be stepped (NTP, an operator), so no time
+    /// budget is measured with it: see [`Runtime::monotonic`].
     fn now(&self) -> SystemTime;
+    /// Time since an arbitrary origin that never goes back: what budgets within one instance
+    /// (a lease's time left, retry waits) are measured with.
+    fn monotonic(&self) -> Duration;
     /// Waits between retries.
     fn sleep(&self, duration: Duration);
     /// 64 random bits, for lease ids and jitter.
@@ -111,6 +116,12 @@ pub struct StdRuntime;
 impl Runtime for StdRuntime {
     fn now(&self) -> SystemTime {
         SystemTime::now()
+    }
+
+    fn monotonic(&self) -> Duration {
+        // On wasm32-wasip2 `Instant` is `wasi:clocks/monotonic-clock`.
+        static ORIGIN: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+        ORIGIN.get_or_init(std::time::Instant::now).elapsed()
     }
 
     fn sleep(&self, duration: Duration) {
@@ -132,5 +143,22 @@ impl Runtime for StdRuntime {
             hasher.write_u64(COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
             hasher.finish()
         }
+    }
+}
+
+/// A moment on a [`Runtime`]'s monotonic clock by which something must be done: the end of the
+/// time left on a lease, for the calls that serve it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Deadline(Duration);
+
+impl Deadline {
+    /// `within` from now.
+    pub fn after(runtime: &dyn Runtime, within: Duration) -> Deadline {
+        Deadline(runtime.monotonic().saturating_add(within))
+    }
+
+    /// The time left, `None` once it has passed.
+    pub fn left(self, runtime: &dyn Runtime) -> Option<Duration> {
+        self.0.checked_sub(runtime.monotonic()).filter(|left| !left.is_zero())
     }
 }

@@ -71,13 +71,15 @@ fn await_response(
     let timer = monotonic_clock::subscribe_instant(deadline);
     let ready = future.subscribe();
     loop {
+        // Looked at once per wake-up, and kept: `get` hands an answer out only once, so an
+        // answer that became ready together with the deadline is still this call's answer.
         if let Some(outcome) = future.get() {
             let incoming =
                 outcome.map_err(|_| other("response already taken"))?.map_err(classify)?;
             return read_response(incoming, deadline, head_only);
         }
         let woken = wasi::io::poll::poll(&[&ready, &timer]);
-        if woken.contains(&1) && future.get().is_none() {
+        if woken.contains(&1) && !woken.contains(&0) {
             return Err(TransportError::new(TransportErrorKind::Timeout, "no response in time"));
         }
     }

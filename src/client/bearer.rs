@@ -6,8 +6,7 @@ use crate::config::{Account, Credential};
 use crate::error::Error;
 use crate::identity::{self, AccessToken, Entra, TokenSource};
 use crate::retry::should_retry;
-use crate::transport::{Runtime, Transport};
-use std::time::SystemTime;
+use crate::transport::{Deadline, Runtime, Transport};
 
 impl<T: Transport, R: Runtime> LeaseClient<T, R> {
     /// The bearer token for `account` if it authorizes with Entra ID (`None` for a key or SAS):
@@ -20,7 +19,7 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
     pub(super) fn access_token_by(
         &mut self,
         account: &Account,
-        by: Option<SystemTime>,
+        by: Option<Deadline>,
     ) -> Result<Option<AccessToken>, Error> {
         let Credential::Bearer(entra) = &account.credential else { return Ok(None) };
         let now = crate::guard::unix_ms(self.runtime.now()) / 1000;
@@ -39,13 +38,13 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
         Ok(Some(token))
     }
 
-    fn fetch_token(&mut self, entra: &Entra, by: Option<SystemTime>) -> Result<AccessToken, Error> {
+    fn fetch_token(&mut self, entra: &Entra, by: Option<Deadline>) -> Result<AccessToken, Error> {
         let mut attempt = 1;
         let outcome = loop {
-            let timeouts = match by.map(|by| by.duration_since(self.runtime.now())) {
+            let timeouts = match by.map(|by| by.left(&self.runtime)) {
                 None => self.timeouts,
-                Some(Ok(left)) if !left.is_zero() => self.timeouts.within(left),
-                Some(_) => return Err(lease_time_ran_out(attempt > 1)),
+                Some(Some(left)) => self.timeouts.within(left),
+                Some(None) => return Err(lease_time_ran_out(attempt > 1)),
             };
             let request = identity::token_request(&entra.source).ok_or_else(|| {
                 Error::InvalidConfig("the token endpoint's address is not a valid URL".into())
@@ -56,7 +55,7 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
                 break outcome;
             }
             let wait = self.retry.delay(attempt, &self.runtime);
-            if by.is_some_and(|by| self.runtime.now() + wait >= by) {
+            if by.is_some_and(|by| by.left(&self.runtime).is_none_or(|left| wait >= left)) {
                 break outcome;
             }
             self.runtime.sleep(wait);

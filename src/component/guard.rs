@@ -81,6 +81,7 @@ fn core_ticket(ticket: &Ticket) -> Result<core::Ticket, Error> {
         started_ms: ticket.started_at_ms,
         deadline: at(ticket.deadline_ms),
         keep_alive_by: at(ticket.keep_alive_by_ms),
+        lease_deadline: None,
         previous_abandoned: ticket.previous_abandoned,
         // Not carried by a 0.1.0 ticket, and nothing after the grant reads it.
         past_due: Default::default(),

@@ -125,6 +125,7 @@ fn core_ticket(ticket: &Ticket) -> Result<core::Ticket, Error> {
         started_ms: ticket.started_at_ms,
         deadline: at(ticket.deadline_ms),
         keep_alive_by: at(ticket.keep_alive_by_ms),
+        lease_deadline: None,
         previous_abandoned: ticket.previous_abandoned,
         past_due: core::PastDue {
             due_at_ms: ticket.past_due.due_at_ms,

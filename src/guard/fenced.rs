@@ -2,14 +2,17 @@
 //! kept beside it (metadata `tc_fencing_token`), so that a run that lost its lease while paused
 //! cannot overwrite what a newer run wrote.
 //!
-//! `write_fenced` is a compare-and-swap on the data blob's ETag: HEAD it (its token and ETag),
-//! refuse if the kept token is newer than the ticket's, else Put Blob with `If-Match` on that
-//! ETag (`If-None-Match: *` when absent). A write that lands between the two fails the
-//! condition; the driver then looks again and decides again. The lease need not be held: a
-//! stale holder is exactly who this protects against, and the token comparison is what does.
+//! `write_fenced` first reads the lock's record: a ticket whose token a newer grant has passed
+//! is stale at once (even before that run wrote anything), and one whose token was never
+//! granted is refused (a forged or corrupted ticket must not lock every later run out). Then
+//! it is a compare-and-swap on the data blob's ETag: HEAD it (its token and ETag), refuse if
+//! the kept token is newer than the ticket's, else Put Blob with `If-Match` on that ETag
+//! (`If-None-Match: *` when absent). A write that lands between the two fails the condition;
+//! the driver then looks again and decides again. The lease need not be held: a stale holder
+//! is exactly who this protects against, and the token comparisons are what do.
 
 use super::run::lease_ends;
-use super::Ticket;
+use super::{RunRecord, Ticket};
 use crate::client::LeaseClient;
 use crate::config::{Account, Lock};
 use crate::error::{Error, ServiceError};
@@ -54,7 +57,8 @@ pub struct FencedData {
 /// Why a fenced write wrote nothing.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FencedError {
-    /// The data carries a newer run's token: this run is stale and must stop.
+    /// A newer run was granted on the lock (its token is `stored`) or wrote the data: this run
+    /// is stale and must stop.
     Stale { presented: u64, stored: u64 },
     /// The write could not be made.
     Failed(Error),
@@ -71,8 +75,8 @@ impl fmt::Display for FencedError {
         match self {
             FencedError::Stale { presented, stored } => write!(
                 f,
-                "stale fencing token: the data was written by a newer run (token {stored}) than \
-                 this one (token {presented}); nothing was written"
+                "stale fencing token: a newer run (token {stored}) than this one (token \
+                 {presented}) was granted on the lock or wrote the data; nothing was written"
             ),
             FencedError::Failed(error) => write!(f, "fenced write failed: {error}"),
         }
@@ -82,8 +86,9 @@ impl fmt::Display for FencedError {
 impl std::error::Error for FencedError {}
 
 /// Writes `contents` to blob `name` in the ticket's container with the ticket's fencing token,
-/// unless a newer token is kept there (`Stale`). One HEAD and one Put Blob in the steady state.
-/// Gives up when the time left on the ticket's lease runs out.
+/// unless a newer run was granted on the lock or wrote there (`Stale`). A look at the lock, one
+/// at the data blob and one Put Blob in the steady state. Gives up when the time left on the
+/// ticket's lease runs out.
 pub fn write_fenced<T: Transport, R: Runtime>(
     client: &mut LeaseClient<T, R>,
     ticket: &Ticket,
@@ -102,7 +107,20 @@ pub fn write_fenced<T: Transport, R: Runtime>(
         .into());
     }
     let presented = ticket.fencing_token;
-    let by = lease_ends(ticket, client.runtime().now());
+    let by = lease_ends(ticket, client.runtime());
+    let granted =
+        RunRecord::from_metadata(&client.execute_by(&ticket.lock, &Inspect, Some(by))?.metadata)
+            .fence;
+    if presented > granted {
+        return Err(invalid(&format!(
+            "the ticket's fencing token {presented} was never granted on its lock (the last \
+             granted is {granted}); nothing was written"
+        ))
+        .into());
+    }
+    if presented < granted {
+        return Err(FencedError::Stale { presented, stored: granted });
+    }
     let metadata = vec![(FENCING_TOKEN_METADATA.to_string(), presented.to_string())];
     for _ in 0..MAX_ROUNDS {
         let condition = match client.execute_by(&target, &Inspect, Some(by)) {

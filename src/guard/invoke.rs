@@ -2,12 +2,14 @@
 //! record write. Round trips: a follower that must skip, 1 (HEAD); a leader, 3.
 
 use super::run::{is_condition_failure, release_quietly};
-use super::{decide, unix_ms, Decision, GuardOptions, RunRecord, SkipReason, Ticket, Verdict};
+use super::{
+    decide, service_clock, unix_ms, Decision, GuardOptions, RunRecord, SkipReason, Ticket, Verdict,
+};
 use crate::client::{outcome_unknown, LeaseClient};
 use crate::config::Lock;
 use crate::error::{Error, ServiceError};
-use crate::ops::{Acquire, InspectHeld, LeaseId, LeaseState, SetMetadata};
-use crate::transport::{Runtime, Transport};
+use crate::ops::{Acquire, Inspect, InspectHeld, LeaseId, LeaseState, SetMetadata};
+use crate::transport::{Deadline, Runtime, Transport};
 use std::time::{Duration, SystemTime};
 
 /// How often one call re-reads a record that changed under it before giving up. Each change is
@@ -51,7 +53,7 @@ fn invoke<T: Transport, R: Runtime>(
             other => other?,
         };
         let record = RunRecord::from_metadata(&status.metadata);
-        let now = status.server_time.unwrap_or_else(|| client.runtime().now());
+        let now = service_clock(status.server_time, "the look at the lock")?;
         match attempt(client, lock, options, &record, status.state, status.etag, now)? {
             Attempt::Run(ticket) => return Ok(Decision::Run(ticket)),
             Attempt::Skip(reason) => return Ok(Decision::Skip(reason)),
@@ -72,7 +74,7 @@ fn invoke<T: Transport, R: Runtime>(
 
 /// Decides from one look (`record`, `state`, `etag`, service time `now`) and, if it is our
 /// turn, takes the lease and records the grant, each conditional on that look. Never grants a
-/// run whose lease period (counted locally from before the acquire) has already run out.
+/// run whose lease period (counted on the monotonic clock from before the acquire) has run out.
 pub(crate) fn attempt<T: Transport, R: Runtime>(
     client: &mut LeaseClient<T, R>,
     lock: &Lock,
@@ -86,10 +88,15 @@ pub(crate) fn attempt<T: Transport, R: Runtime>(
         Verdict::Skip(reason) => return Ok(Attempt::Skip(reason)),
         Verdict::Contend { fence, .. } => fence,
     };
+    // Without it the acquire would not be conditional on the look: a record written since
+    // (another replica's grant) would be overwritten.
+    let etag = etag.ok_or_else(|| {
+        super::unexpected("the look at the lock has no ETag, so the acquire cannot be conditional")
+    })?;
     let lease_id = LeaseId::random(client.runtime());
     let sent_at = client.runtime().now();
-    let deadline = sent_at + options.lease_period();
-    let acquire = Acquire::new(options.lease_duration(), lease_id.clone())?.if_match(etag);
+    let deadline = Deadline::after(client.runtime(), options.lease_period());
+    let acquire = Acquire::new(options.lease_duration(), lease_id.clone())?.if_match(Some(etag));
     let grant = match client.execute_by(lock, &acquire, Some(deadline)) {
         Ok(grant) => grant,
         Err(Error::HeldByOther(_)) => {
@@ -116,18 +123,27 @@ pub(crate) fn attempt<T: Transport, R: Runtime>(
         };
     let started_ms = unix_ms(started);
     let granted = record.granted(fence, started_ms, &options.holder).scheduled(options);
+    let used_up = UsedUp { fence, holder: &options.holder, due_at_ms: past_due.due_at_ms };
     let write = SetMetadata::new(granted.to_metadata(), Some(lease_id.clone()), grant.etag)?;
     if let Err(error) = client.execute_by(lock, &write, Some(deadline)) {
-        // A write whose answer was lost and whose retry then failed its own `If-Match` may
-        // have landed: if the lease is still ours and the record is exactly ours, it did.
-        let landed = is_condition_failure(&error)
-            && record_is_ours(client, lock, &lease_id, &granted, deadline);
-        if !landed {
-            release_quietly(client, lock, &lease_id, deadline);
-            return if is_condition_failure(&error) { Ok(Attempt::Changed) } else { Err(error) };
+        match landed(client, lock, &lease_id, &granted, deadline, &error) {
+            Landed::Yes => {}
+            Landed::No => {
+                release_quietly(client, lock, &lease_id, deadline);
+                return if is_condition_failure(&error) {
+                    Ok(Attempt::Changed)
+                } else {
+                    Err(error)
+                };
+            }
+            Landed::WithoutLease => return Err(error.context(&used_up.lost())),
+            Landed::Unknown => {
+                client.release_unheard(lock, &lease_id, None);
+                return Err(error.context(&used_up.maybe()));
+            }
         }
     }
-    if client.runtime().now() >= deadline {
+    if deadline.left(client.runtime()).is_none() {
         // Granted too late to be safe: the lease may already be someone else's. Ours may still
         // live a moment on the service (its period started when the acquire arrived): one
         // release attempt, outside the spent budget, frees it.
@@ -137,8 +153,9 @@ pub(crate) fn attempt<T: Transport, R: Runtime>(
             code: None,
             request_id: None,
             message: format!(
-                "granting the run took longer than the {} s lease; not running",
-                options.lease_seconds
+                "granting the run took longer than the {} s lease; not running; {}",
+                options.lease_seconds,
+                used_up.lost()
             ),
         }));
     }
@@ -148,27 +165,87 @@ pub(crate) fn attempt<T: Transport, R: Runtime>(
         fencing_token: fence,
         interval: options.schedule().due_index(started_ms),
         started_ms,
-        deadline,
+        deadline: sent_at + options.lease_period(),
         keep_alive_by: sent_at + Duration::from_secs(options.keep_alive_seconds.into()),
+        lease_deadline: Some(deadline),
         previous_abandoned,
         past_due,
         options: options.clone(),
     }))
 }
 
-/// Whether `lease_id` still holds the lock and the record is exactly `expected` (token, start
-/// and holder are unique to one grant). The look carries the lease id, so the service itself
-/// refuses it if the lease expired or was taken meanwhile.
-fn record_is_ours<T: Transport, R: Runtime>(
+/// Whether a record write that failed landed after all.
+enum Landed {
+    Yes,
+    No,
+    /// It landed, but our lease is gone: the grant stands in the record and will not run.
+    WithoutLease,
+    /// It may have: nothing more could be learned.
+    Unknown,
+}
+
+/// After a failed write of `expected`: a refusal that says nothing was written is `No`; an
+/// answer that was lost or a failed condition (the retry of a write that landed unheard fails
+/// its `If-Match`) is settled by one more look, under our lease id, so the service itself
+/// refuses it if the lease expired or was taken meanwhile. Token, start and holder are unique
+/// to one grant, so an equal record is ours.
+fn landed<T: Transport, R: Runtime>(
     client: &mut LeaseClient<T, R>,
     lock: &Lock,
     lease_id: &LeaseId,
     expected: &RunRecord,
-    deadline: SystemTime,
-) -> bool {
-    let look = InspectHeld { lease_id: lease_id.clone() };
-    client.execute_by(lock, &look, Some(deadline)).is_ok_and(|status| {
-        status.state == LeaseState::Leased
-            && RunRecord::from_metadata(&status.metadata) == *expected
-    })
+    deadline: Deadline,
+    error: &Error,
+) -> Landed {
+    if !is_condition_failure(error) && !outcome_unknown(error) {
+        return Landed::No;
+    }
+    let ours = |metadata: &[(String, String)]| RunRecord::from_metadata(metadata) == *expected;
+    match client.execute_by(lock, &InspectHeld { lease_id: lease_id.clone() }, Some(deadline)) {
+        Ok(status) if status.state == LeaseState::Leased && ours(&status.metadata) => Landed::Yes,
+        Ok(_) => Landed::No,
+        Err(Error::LeaseLost(_)) => match client.execute(lock, &Inspect) {
+            Ok(status) if ours(&status.metadata) => Landed::WithoutLease,
+            Ok(_) => Landed::No,
+            Err(_) => Landed::Unknown,
+        },
+        Err(_) => Landed::Unknown,
+    }
+}
+
+/// What a grant that will not run leaves in the record, for the error that says so.
+struct UsedUp<'a> {
+    fence: u64,
+    holder: &'a str,
+    due_at_ms: u64,
+}
+
+impl UsedUp<'_> {
+    fn due(&self) -> String {
+        match self.due_at_ms {
+            0 => "this run".into(),
+            at => format!("the due time {at} (ms since the Unix epoch)"),
+        }
+    }
+
+    fn lost(&self) -> String {
+        format!(
+            "{} is used up: the record names this call's grant (holder {:?}, fencing token {}), \
+             which will not run and shows as abandoned",
+            self.due(),
+            self.holder,
+            self.fence
+        )
+    }
+
+    fn maybe(&self) -> String {
+        format!(
+            "{} may be used up: the record naming this call's grant (holder {:?}, fencing token \
+             {}) may have been written; if so it shows as abandoned, and the lease was released \
+             or expires within one lease period",
+            self.due(),
+            self.holder,
+            self.fence
+        )
+    }
 }

@@ -9,7 +9,7 @@ use crate::config::{validate_blob, Account, Lock};
 use crate::error::Error;
 use crate::ops::{LeaseState, ListedBlob, LIST_PAGE_SIZE};
 use crate::transport::{Runtime, Transport};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 /// One lock as the board shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,7 +56,7 @@ pub fn claim<T: Transport, R: Runtime>(
         // in page-sized stretches like the listing. Meeting another worker there ends the
         // stretch; a second pass then works the blobs created meanwhile like any listing,
         // and tries every item still never created, so one call still covers its share.
-        if wanted.unlisted().next().is_none() || claimed.full() {
+        if wanted.unlisted().next().is_none() || claimed.full(client.runtime()) {
             return Ok(());
         }
         claim_unlisted(client, &mut wanted, options, &mut claimed, Meeting::EndsStretch)?;
@@ -121,7 +121,7 @@ fn claim_unlisted<T: Transport, R: Runtime>(
         let mut tried = vec![false; stretch.len()];
         let mut at = random_place(client, stretch.len());
         for _ in 0..stretch.len() {
-            if claimed.full() {
+            if claimed.full(client.runtime()) {
                 return Ok(());
             }
             while tried[at] {
@@ -176,7 +176,7 @@ fn work_page<T: Transport, R: Runtime>(
     }
     let start = random_place(client, due.len());
     for (index, blob, record) in due[start..].iter().chain(&due[..start]) {
-        if claimed.full() {
+        if claimed.full(client.runtime()) {
             return Ok(PageEnd::Full);
         }
         let (lock, etag) = (&wanted.locks[*index], blob.etag.clone());
@@ -202,8 +202,16 @@ struct Claimed {
 }
 
 impl Claimed {
-    fn full(&self) -> bool {
+    /// `max` tickets are held, or the oldest has less than its keep-alive period left on its
+    /// lease: granting more would have its work start only after the first ones' leases ran
+    /// down (seen at 10,000 items on a slow service).
+    fn full(&self, runtime: &dyn Runtime) -> bool {
         self.tickets.len() >= self.max
+            || self.tickets.first().is_some_and(|oldest| {
+                let keep_alive = Duration::from_secs(oldest.options.keep_alive_seconds.into());
+                let left = oldest.lease_deadline.and_then(|d| d.left(runtime));
+                left.is_none_or(|left| left < keep_alive)
+            })
     }
 
     /// Tickets already granted stand (their work should go ahead); the error only when none were.

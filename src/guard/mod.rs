@@ -38,6 +38,7 @@ pub use schedule::Schedule;
 use crate::config::Lock;
 use crate::error::Error;
 use crate::ops::{LeaseDuration, LeaseId};
+use crate::transport::Deadline;
 use std::time::{Duration, SystemTime};
 
 /// How a guarded job behaves. Validated when built; see [`GuardOptions::new`].
@@ -148,11 +149,18 @@ pub struct Ticket {
     pub interval: u64,
     /// Service time of the grant, ms since the Unix epoch.
     pub started_ms: u64,
-    /// Local time by which the work must stop unless a keep-alive succeeds. Conservative: it
-    /// counts the lease from before the acquire was sent. Never in the past when granted.
+    /// Local wall-clock time by which the work must stop unless a keep-alive succeeds.
+    /// Conservative: it counts the lease from before the acquire was sent. Never in the past
+    /// when granted. A wall clock may be stepped: the calls that serve the lease measure their
+    /// budget with `lease_deadline` when they have it, and never trust more than one lease
+    /// period from this (see [`keep_alive`]).
     pub deadline: SystemTime,
-    /// Local time by which the next keep-alive should be sent.
+    /// Local wall-clock time by which the next keep-alive should be sent.
     pub keep_alive_by: SystemTime,
+    /// The same end of the lease on the granting instance's monotonic clock, which a wall-clock
+    /// step cannot move; `None` for a ticket that came from outside (a WIT value), since each
+    /// instance's monotonic clock starts anew.
+    pub lease_deadline: Option<Deadline>,
     /// The previous run was granted but never completed: its holder died or lost its lease.
     pub previous_abandoned: bool,
     /// When this run was due, and the due times missed before it.
@@ -212,4 +220,25 @@ impl Outcome {
 
 pub fn unix_ms(time: SystemTime) -> u64 {
     time.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+/// The storage service's time from an answer's `Date`. Due times are judged by that one clock
+/// every replica shares; an answer without it is refused rather than judged by this host's.
+pub(crate) fn service_clock(time: Option<SystemTime>, answer: &str) -> Result<SystemTime, Error> {
+    time.ok_or_else(|| {
+        unexpected(&format!(
+            "{answer} has no usable Date header, and due times are judged by the storage \
+             service's clock, not this host's"
+        ))
+    })
+}
+
+/// An answer that does not say what the protocol promises (status 200: it was a success).
+pub(crate) fn unexpected(what: &str) -> Error {
+    Error::Service(crate::error::ServiceError {
+        status: 200,
+        code: None,
+        request_id: None,
+        message: format!("unexpected response: {what}; nothing was changed"),
+    })
 }

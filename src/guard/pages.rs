@@ -89,7 +89,7 @@ impl Pages {
             }
             other => other?,
         };
-        let listed_at = page.server_time.unwrap_or_else(|| client.runtime().now());
+        let listed_at = super::service_clock(page.server_time, "the container listing")?;
         match page.next_marker {
             None => self.done = true,
             Some(next) if self.markers_seen.contains(&next) => {
@@ -113,7 +113,7 @@ impl Pages {
         client: &mut LeaseClient<T, R>,
     ) -> Result<(Vec<ListedBlob>, SystemTime), Error> {
         let page = self.list(client)?;
-        let listed_at = page.server_time.unwrap_or_else(|| client.runtime().now());
+        let listed_at = super::service_clock(page.server_time, "the container listing")?;
         Ok((page.blobs, listed_at))
     }
 

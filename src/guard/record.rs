@@ -1,6 +1,7 @@
 //! The run record kept in the lock blob's metadata: the last grant's fencing token, start,
-//! stop, running flag, outcome and holder. Pure encode/decode; the lock blob's metadata belongs
-//! to traffic-cop (other keys are not kept).
+//! stop, running flag, outcome and holder. Pure encode/decode. The lock blob's metadata belongs
+//! to traffic-cop: keys without the `tc_` prefix are not kept, and `tc_` keys this build does
+//! not know (a newer build's, in a rolling upgrade) are kept as they are through every write.
 
 /// Metadata names: identifiers, because Azurite accepts nothing else (and Azure lowercases).
 pub(super) const FENCE: &str = "tc_fence";
@@ -11,6 +12,9 @@ const OUTCOME: &str = "tc_outcome";
 const HOLDER: &str = "tc_holder";
 const EVERY: &str = "tc_every";
 const PHASE: &str = "tc_phase";
+const KNOWN: [&str; 8] = [FENCE, START, STOP, RUNNING, OUTCOME, HOLDER, EVERY, PHASE];
+/// What every key of the record starts with.
+const PREFIX: &str = "tc_";
 
 /// Outcome text is kept short: it is a status line, not a log.
 const MAX_OUTCOME_CHARS: usize = 200;
@@ -32,6 +36,8 @@ pub struct RunRecord {
     /// The schedule the last run was granted under (interval, offset in seconds), so the board
     /// can say when the lock is next due without being told.
     pub schedule: Option<(u64, u64)>,
+    /// `tc_` keys this build does not know, with their values, written back unchanged.
+    pub unknown: Vec<(String, String)>,
 }
 
 impl RunRecord {
@@ -52,6 +58,14 @@ impl RunRecord {
             schedule: number(EVERY)
                 .filter(|every| *every > 0)
                 .map(|every| (every, number(PHASE).filter(|phase| *phase < every).unwrap_or(0))),
+            unknown: metadata
+                .iter()
+                .filter(|(k, _)| {
+                    k.get(..PREFIX.len()).is_some_and(|p| p.eq_ignore_ascii_case(PREFIX))
+                        && !KNOWN.iter().any(|known| k.eq_ignore_ascii_case(known))
+                })
+                .cloned()
+                .collect(),
         }
     }
 
@@ -71,6 +85,7 @@ impl RunRecord {
         push(HOLDER, self.holder.as_deref().map(encode));
         push(EVERY, self.schedule.map(|(every, _)| every.to_string()));
         push(PHASE, self.schedule.map(|(_, phase)| phase.to_string()));
+        pairs.extend(self.unknown.iter().cloned());
         pairs
     }
 
@@ -85,6 +100,7 @@ impl RunRecord {
             // Empty text is not written (a metadata value cannot be told from an absent one).
             holder: Some(holder.to_string()).filter(|h| !h.is_empty()),
             schedule: None,
+            unknown: self.unknown.clone(),
         }
     }
 
@@ -151,6 +167,25 @@ mod tests {
         let garbage = [("tc_fence".into(), "x".into()), ("tc_start".into(), "-1".into())];
         assert_eq!(RunRecord::from_metadata(&garbage), RunRecord::default());
         assert_eq!(RunRecord::from_metadata(&[]), RunRecord::default());
+    }
+
+    #[test]
+    fn tc_keys_this_build_does_not_know_survive_every_write() {
+        let stored = [
+            ("tc_fence".to_string(), "4".to_string()),
+            ("tc_running".into(), "false".into()),
+            ("tc_from_a_newer_build".into(), "x%20y".into()),
+            ("TC_Shouting".into(), "1".into()),
+            ("not_ours".into(), "dropped".into()),
+        ];
+        let record = RunRecord::from_metadata(&stored);
+        let granted = record.granted(5, 1_000, "b").completed(2_000, "success");
+        let written = granted.to_metadata();
+        for kept in ["tc_from_a_newer_build", "TC_Shouting"] {
+            assert!(written.iter().any(|(k, _)| k == kept), "{kept} lost: {written:?}");
+        }
+        assert!(!written.iter().any(|(k, _)| k == "not_ours"));
+        assert_eq!(RunRecord::from_metadata(&written).unknown, record.unknown);
     }
 
     #[test]

@@ -58,13 +58,15 @@ fn a_missing_blob_is_created_then_the_same_run_writes_it_again() {
     let token = ticket.fencing_token.to_string();
     assert_eq!(stored(&world), Some((b"two, longer".to_vec(), Some(token))));
 
-    // Two round trips each: the look, then the write conditional on what it saw.
+    // Three round trips each: the look at the lock (its record: is this run the newest?), the
+    // look at the data, then the write conditional on what it saw.
     let sent = sent.borrow();
     let shapes: Vec<String> = sent.iter().map(shape).collect();
-    assert_eq!(shapes, ["HEAD", "PUT if-none-match", "HEAD", "PUT if-match"]);
-    assert_eq!(header(&sent[1], "if-none-match").as_deref(), Some("*"));
-    assert_eq!(header(&sent[3], "if-match"), created.etag);
-    for put in [&sent[1], &sent[3]] {
+    assert_eq!(shapes, ["HEAD", "HEAD", "PUT if-none-match", "HEAD", "HEAD", "PUT if-match"]);
+    assert!(sent[0].uri().path().ends_with("/daily") && sent[1].uri().path().ends_with(RESULT));
+    assert_eq!(header(&sent[2], "if-none-match").as_deref(), Some("*"));
+    assert_eq!(header(&sent[5], "if-match"), created.etag);
+    for put in [&sent[2], &sent[5]] {
         assert_eq!(header(put, "x-ms-blob-type").as_deref(), Some("BlockBlob"));
         assert_eq!(header(put, "content-length"), Some(put.body().len().to_string()));
         assert_eq!(

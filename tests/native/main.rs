@@ -8,6 +8,7 @@ mod scenarios;
 #[path = "../support/mod.rs"]
 mod support;
 
+mod budgets;
 mod claim_scale;
 mod client;
 mod edges;
@@ -18,9 +19,11 @@ mod fuzz;
 mod guard;
 mod interleave;
 mod listing;
+mod records;
 mod refusals;
 mod retries;
 mod schedule;
 mod secrets;
 mod signing_vectors;
 mod skew;
+mod unheard;

@@ -21,6 +21,11 @@ impl FakeWorld {
         FakeWorld { service: FakeService::new(clock.clone()), clock, seed: Cell::new(7) }
     }
 
+    /// Another world's service and clock: a second replica's view of the same storage.
+    pub fn on(service: FakeService, clock: Rc<Cell<SystemTime>>) -> FakeWorld {
+        FakeWorld { service, clock, seed: Cell::new(11) }
+    }
+
     pub fn runtime(&self) -> VirtualRuntime {
         self.seed.set(self.seed.get() + 1);
         VirtualRuntime::on_clock(self.clock.clone(), self.seed.get() * 0x9E37_79B9)

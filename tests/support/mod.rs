@@ -104,6 +104,9 @@ pub struct VirtualRuntime {
     pub now: Rc<Cell<SystemTime>>,
     pub sleeps: RefCell<Vec<Duration>>,
     seed: Cell<u64>,
+    /// How far this runtime's wall clock has been stepped away from the shared time (ms,
+    /// negative: back). Its monotonic clock is not moved by a step.
+    pub wall_step_ms: Rc<Cell<i64>>,
 }
 
 /// Wed, 01 Jan 2025 00:00:00 GMT: where virtual time starts.
@@ -118,13 +121,28 @@ impl VirtualRuntime {
 
     /// A runtime on a shared clock; `seed` makes each contender's randomness its own.
     pub fn on_clock(now: Rc<Cell<SystemTime>>, seed: u64) -> VirtualRuntime {
-        VirtualRuntime { now, sleeps: RefCell::new(Vec::new()), seed: Cell::new(seed | 1) }
+        VirtualRuntime {
+            now,
+            sleeps: RefCell::new(Vec::new()),
+            seed: Cell::new(seed | 1),
+            wall_step_ms: Rc::new(Cell::new(0)),
+        }
     }
 }
 
 impl Runtime for VirtualRuntime {
     fn now(&self) -> SystemTime {
-        self.now.get()
+        let step = self.wall_step_ms.get();
+        let magnitude = Duration::from_millis(step.unsigned_abs());
+        if step < 0 {
+            self.now.get() - magnitude
+        } else {
+            self.now.get() + magnitude
+        }
+    }
+
+    fn monotonic(&self) -> Duration {
+        self.now.get().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default()
     }
 
     fn sleep(&self, duration: Duration) {

@@ -32,6 +32,9 @@ impl Runtime for Clock {
     fn now(&self) -> SystemTime {
         UNIX_EPOCH + Duration::from_millis(self.0.load(Ordering::SeqCst))
     }
+    fn monotonic(&self) -> Duration {
+        Duration::from_millis(self.0.load(Ordering::SeqCst))
+    }
     fn sleep(&self, duration: Duration) {
         self.0.fetch_add(duration.as_millis() as u64, Ordering::SeqCst);
     }
