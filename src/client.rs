@@ -89,24 +89,42 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
             }
             outcome => outcome,
         };
-        if outcome.as_ref().is_err_and(outcome_unknown) {
-            self.release_unheard(lock, &proposed_id, None);
+        match outcome {
+            Err(error) if outcome_unknown(&error) => {
+                if self.release_unheard(lock, &proposed_id, None) {
+                    Err(error)
+                } else {
+                    Err(error.context(&format!(
+                        "the lease may have been granted (id {proposed_id}) and its release was \
+                         not heard either: it may still hold the lock until it expires ({})",
+                        duration.describe()
+                    )))
+                }
+            }
+            outcome => outcome,
         }
-        outcome
     }
 
     /// Releases a lease that may have been granted without our hearing of it (an acquire whose
     /// answer never came), so it does not block everyone for a lease period. Best effort: one
-    /// attempt; a refusal only means it was never granted.
+    /// attempt; a refusal only means it was never granted. Whether an answer said the lease is
+    /// not (or no longer) held.
     pub(crate) fn release_unheard(
         &mut self,
         lock: &Lock,
         lease_id: &LeaseId,
         by: Option<Deadline>,
-    ) {
+    ) -> bool {
         let retry = std::mem::replace(&mut self.retry, RetryPolicy::none());
-        let _ = self.execute_by(lock, &Release { lease_id: lease_id.clone() }, by);
+        let answer = self.execute_by(lock, &Release { lease_id: lease_id.clone() }, by);
         self.retry = retry;
+        match answer {
+            Ok(()) => true,
+            // Status 0: decided here, nothing was sent.
+            Err(error) => {
+                error.service_error().is_some_and(|e| e.status != 0) && !outcome_unknown(&error)
+            }
+        }
     }
 
     pub fn renew(&mut self, lock: &Lock, lease_id: &LeaseId) -> Result<LeaseGrant, Error> {

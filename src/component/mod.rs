@@ -44,7 +44,8 @@ macro_rules! guard_calls {
             let account = Account::from_connection_string(&location.connection_string)?;
             let options = core_options(&options)?;
             let tickets =
-                core::claim(&mut client(), &account, &location.container, &items, &options, max)?;
+                core::claim(&mut client(), &account, &location.container, &items, &options, max)?
+                    .tickets;
             let lock_of = |ticket: &core::Ticket| Lock {
                 connection_string: location.connection_string.clone(),
                 container: location.container.clone(),

@@ -121,9 +121,33 @@ pub fn write_fenced<T: Transport, R: Runtime>(
     if presented < granted {
         return Err(FencedError::Stale { presented, stored: granted });
     }
+    let mut maybe_written = false;
+    rounds(client, &target, contents, presented, by, &mut maybe_written).map_err(
+        |error| {
+            match error {
+        FencedError::Failed(error) if maybe_written => FencedError::Failed(error.context(
+            "the data may have been written, with this run's token, by an attempt whose answer \
+             was lost: read it back (read-fenced) before writing again",
+        )),
+        other => other,
+    }
+        },
+    )
+}
+
+/// The compare-and-swap rounds of a fenced write. `maybe_written` is set once a Put may have
+/// landed without our hearing of it (an attempt that was retried, or one with no answer).
+fn rounds<T: Transport, R: Runtime>(
+    client: &mut LeaseClient<T, R>,
+    target: &Lock,
+    contents: &[u8],
+    presented: u64,
+    by: crate::transport::Deadline,
+    maybe_written: &mut bool,
+) -> Result<FencedWrite, FencedError> {
     let metadata = vec![(FENCING_TOKEN_METADATA.to_string(), presented.to_string())];
     for _ in 0..MAX_ROUNDS {
-        let condition = match client.execute_by(&target, &Inspect, Some(by)) {
+        let condition = match client.execute_by(target, &Inspect, Some(by)) {
             Ok(status) => {
                 // The lock blob's record (record.rs); a lock blob of any lock in the container.
                 if status.metadata.iter().any(|(key, _)| key.eq_ignore_ascii_case("tc_fence")) {
@@ -138,27 +162,33 @@ pub fn write_fenced<T: Transport, R: Runtime>(
                 if stored > presented {
                     return Err(FencedError::Stale { presented, stored });
                 }
-                let etag = status.etag.ok_or_else(|| unexpected(&target, "no ETag"))?;
+                let etag = status.etag.ok_or_else(|| unexpected(target, "no ETag"))?;
                 WriteCondition::IfMatch(etag)
             }
             Err(Error::NotFound(_)) => WriteCondition::IfAbsent,
             Err(error) => return Err(error.into()),
         };
         let put = PutBlob { contents, metadata: metadata.clone(), condition };
-        match client.execute_by(&target, &put, Some(by))? {
+        let attempts_before = client.round_trips();
+        let written = client.execute_by(target, &put, Some(by));
+        let retried = client.round_trips() - attempts_before > 1;
+        *maybe_written |= retried || written.as_ref().is_err_and(crate::client::outcome_unknown);
+        match written? {
             PutOutcome::Written(etag) => {
-                return Ok(FencedWrite { name: name.to_string(), fencing_token: presented, etag })
+                let name = target.blob.clone();
+                return Ok(FencedWrite { name, fencing_token: presented, etag });
             }
             PutOutcome::ChangedSince => continue,
         }
     }
+    let nothing = if *maybe_written { "" } else { "; nothing was written" };
     Err(Error::Service(ServiceError {
         status: 412,
         code: Some("ConditionNotMet".into()),
         request_id: None,
         message: format!(
             "the data blob changed between each look and write, {MAX_ROUNDS} times: other \
-             writers keep writing it; nothing was written"
+             writers keep writing it{nothing}"
         ),
     })
     .into())

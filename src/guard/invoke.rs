@@ -104,8 +104,13 @@ pub(crate) fn attempt<T: Transport, R: Runtime>(
         }
         Err(error) if is_condition_failure(&error) => return Ok(Attempt::Changed),
         Err(error) => {
-            if outcome_unknown(&error) {
-                client.release_unheard(lock, &lease_id, Some(deadline));
+            if outcome_unknown(&error) && !client.release_unheard(lock, &lease_id, Some(deadline)) {
+                return Err(error.context(&format!(
+                    "the lease may have been granted (id {lease_id}) and its release was not \
+                     heard either: it may hold the lock until it expires (within {} s); no run \
+                     was recorded",
+                    options.lease_seconds
+                )));
             }
             return Err(error);
         }

@@ -24,10 +24,19 @@ pub struct BoardEntry {
     pub overdue: bool,
 }
 
+/// What a claim granted, and why it stopped early if it did.
+#[derive(Debug)]
+pub struct Claim {
+    pub tickets: Vec<Ticket>,
+    /// The failure that ended the claim after some tickets were granted (their work should go
+    /// ahead). It says what it did: an item whose grant landed unheard is named as used up.
+    pub stopped: Option<Error>,
+}
+
 /// Claims up to `max` due items of `items` (blob names in `container`), each with its own
 /// lease, record and fencing token. Items held by others or run in this interval are skipped.
 /// If some tickets were granted before a failure, they are returned (their work should go
-/// ahead); the error is returned only when none were.
+/// ahead) with the failure in [`Claim::stopped`]; the error is returned only when none were.
 ///
 /// The listing is worked one page at a time, as it arrives, so memory holds one page (plus a
 /// flag per item; a widened page is up to 5000 blobs and 4 MiB) and each listed blob is found
@@ -47,7 +56,7 @@ pub fn claim<T: Transport, R: Runtime>(
     items: &[String],
     options: &GuardOptions,
     max: u32,
-) -> Result<Vec<Ticket>, Error> {
+) -> Result<Claim, Error> {
     let mut wanted = Wanted::new(account, container, items)?;
     let mut claimed = Claimed { tickets: Vec::new(), max: max as usize };
     let outcome = (|| {
@@ -63,9 +72,16 @@ pub fn claim<T: Transport, R: Runtime>(
         claim_listed(client, &mut wanted, account, container, options, &mut claimed)?;
         claim_unlisted(client, &mut wanted, options, &mut claimed, Meeting::Jumps)
     })();
-    match outcome {
-        Ok(()) => Ok(claimed.tickets),
-        Err(error) => claimed.failed(error),
+    let ran_down = claimed.drop_ran_down(client);
+    let stopped = match (outcome.err(), ran_down) {
+        (None, None) => None,
+        (Some(error), None) => Some(error),
+        (None, Some(ran_down)) => Some(ran_down),
+        (Some(error), Some(ran_down)) => Some(error.context(&ran_down.to_string())),
+    };
+    match stopped {
+        None => Ok(Claim { tickets: claimed.tickets, stopped: None }),
+        Some(error) => claimed.failed(error),
     }
 }
 
@@ -214,12 +230,52 @@ impl Claimed {
             })
     }
 
+    /// Drops the tickets whose lease ran out while later items were granted (a stall in the
+    /// middle of a claim): their runs would start without a lease. Each lease gets one release
+    /// attempt (it may live a moment longer on the service); the error names their due times
+    /// as used up, since their records say they were granted.
+    fn drop_ran_down<T: Transport, R: Runtime>(
+        &mut self,
+        client: &mut LeaseClient<T, R>,
+    ) -> Option<Error> {
+        let mut named = Vec::new();
+        // Releasing takes time too (a stalled release can run another lease down): again until
+        // none runs down.
+        loop {
+            let (alive, ran_down): (Vec<Ticket>, Vec<Ticket>) = std::mem::take(&mut self.tickets)
+                .into_iter()
+                .partition(|t| t.lease_deadline.is_none_or(|d| d.left(client.runtime()).is_some()));
+            self.tickets = alive;
+            if ran_down.is_empty() {
+                break;
+            }
+            for ticket in &ran_down {
+                client.release_unheard(&ticket.lock, &ticket.lease_id, None);
+                named
+                    .push(format!("{} (fencing token {})", ticket.lock.blob, ticket.fencing_token));
+            }
+        }
+        if named.is_empty() {
+            return None;
+        }
+        Some(Error::LeaseLost(crate::error::ServiceError {
+            status: 0,
+            code: None,
+            request_id: None,
+            message: format!(
+                "the leases of {} ran out while the claim went on; those runs were not handed \
+                 out, and their due times are used up (they show as abandoned)",
+                named.join(", ")
+            ),
+        }))
+    }
+
     /// Tickets already granted stand (their work should go ahead); the error only when none were.
-    fn failed(self, error: Error) -> Result<Vec<Ticket>, Error> {
+    fn failed(self, error: Error) -> Result<Claim, Error> {
         if self.tickets.is_empty() {
             Err(error)
         } else {
-            Ok(self.tickets)
+            Ok(Claim { tickets: self.tickets, stopped: Some(error) })
         }
     }
 }

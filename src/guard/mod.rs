@@ -30,7 +30,7 @@ pub use fenced::{
     MAX_FENCED_BYTES,
 };
 pub use invoke::guarded_invoke;
-pub use items::{board, claim, BoardEntry};
+pub use items::{board, claim, BoardEntry, Claim};
 pub use record::RunRecord;
 pub use run::{complete, keep_alive};
 pub use schedule::Schedule;

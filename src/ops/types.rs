@@ -84,6 +84,14 @@ impl LeaseDuration {
         }
     }
 
+    /// How long it lasts, in words for an error message.
+    pub(crate) fn describe(self) -> String {
+        match self {
+            LeaseDuration::Fixed(seconds) => format!("within {seconds} s"),
+            LeaseDuration::Infinite => "never: break it".into(),
+        }
+    }
+
     pub(crate) fn header_value(self) -> String {
         match self {
             LeaseDuration::Fixed(seconds) => seconds.to_string(),

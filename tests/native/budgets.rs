@@ -86,7 +86,8 @@ fn claim_stops_granting_when_the_oldest_ticket_has_less_than_its_keep_alive_left
     let account = Account::from_connection_string(EMULATOR).unwrap();
     let options = GuardOptions::new("worker", 15, 60, Some(5)).unwrap();
     let mut client = world.client_over(hooked);
-    let tickets = guard::claim(&mut client, &account, "budgets", &items, &options, 50).unwrap();
+    let tickets =
+        guard::claim(&mut client, &account, "budgets", &items, &options, 50).unwrap().tickets;
     assert!(!tickets.is_empty() && tickets.len() < 50, "{} tickets", tickets.len());
     // The oldest had at least its keep-alive period left when the last was granted, which took
     // at most one grant more.

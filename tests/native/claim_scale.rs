@@ -54,7 +54,7 @@ fn worker(id: usize, tx: Sender<Msg>, ms: Arc<AtomicU64>, items: Arc<Vec<String>
     loop {
         let tickets =
             match guard::claim(&mut client, &account, "board", &items, &options, PER_CLAIM) {
-                Ok(tickets) => tickets,
+                Ok(claim) => claim.tickets,
                 // A lost answer the retries could not mend: claim again, as a timer would.
                 Err(_) if failures < 50 => {
                     failures += 1;

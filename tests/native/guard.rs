@@ -90,7 +90,8 @@ impl World for Virtual {
         let account = Account::from_connection_string(EMULATOR).unwrap();
         let options = self.options(holder, self.interval_seconds());
         let tickets = guard::claim(&mut self.client(), &account, "guard", items, &options, max)
-            .map_err(failure)?;
+            .map_err(failure)?
+            .tickets;
         Ok(tickets.into_iter().map(|t| (t.clone(), t.lock.blob.clone(), t.fencing_token)).collect())
     }
 

@@ -48,7 +48,8 @@ fn board_and_claim_see_every_lock_across_pages() {
     let items: Vec<String> = (0..count).map(|i| format!("jobs/item-{i:04}")).collect();
     let tickets =
         guard::claim(&mut fake.client(), &account(), "many", &items, &options("w1"), count as u32)
-            .unwrap();
+            .unwrap()
+            .tickets;
     assert_eq!(tickets.len(), count);
     for ticket in &tickets[..3] {
         guard::complete(&mut fake.client(), ticket, &Outcome::Success).unwrap();
@@ -72,8 +73,9 @@ fn board_and_claim_see_every_lock_across_pages() {
     // Everything listed and held: a second worker is granted nothing and asks only listings,
     // the page after one with nothing due four times as wide.
     let (before, asked_before) = (fake.service.requests(), fake.service.list_requests().len());
-    let second =
-        guard::claim(&mut fake.client(), &account(), "many", &items, &options("w2"), 10).unwrap();
+    let second = guard::claim(&mut fake.client(), &account(), "many", &items, &options("w2"), 10)
+        .unwrap()
+        .tickets;
     assert!(second.is_empty());
     assert_eq!(fake.service.list_requests()[asked_before..], [Some(200), Some(800)]);
     assert_eq!(fake.service.requests() - before, 2);
@@ -83,7 +85,8 @@ fn board_and_claim_see_every_lock_across_pages() {
     fake.clock.set(fake.clock.get() + std::time::Duration::from_secs(61));
     let again =
         guard::claim(&mut fake.client(), &account(), "many", &items, &options("w3"), count as u32)
-            .unwrap();
+            .unwrap()
+            .tickets;
     assert_eq!(again.len(), count);
     assert!(again.iter().all(|t| t.fencing_token == 2));
 }
@@ -131,8 +134,9 @@ fn pages_of_worked_items_widen_the_next() {
         fake.service.seed_blob("wide", item, &[]);
     }
     let asked_before = fake.service.list_requests().len();
-    let tickets =
-        guard::claim(&mut fake.client(), &account(), "wide", &items, &options("w"), 1000).unwrap();
+    let tickets = guard::claim(&mut fake.client(), &account(), "wide", &items, &options("w"), 1000)
+        .unwrap()
+        .tickets;
     assert_eq!(tickets.len(), items.len() - ran);
     let asked: Vec<_> =
         fake.service.list_requests()[asked_before..].iter().map(|m| m.unwrap()).collect();
@@ -141,8 +145,9 @@ fn pages_of_worked_items_widen_the_next() {
 
     // Nothing due at all: the whole listing in four round trips instead of thirty.
     let asked_before = fake.service.list_requests().len();
-    let none =
-        guard::claim(&mut fake.client(), &account(), "wide", &items, &options("x"), 10).unwrap();
+    let none = guard::claim(&mut fake.client(), &account(), "wide", &items, &options("x"), 10)
+        .unwrap()
+        .tickets;
     assert!(none.is_empty());
     assert_eq!(fake.service.list_requests().len() - asked_before, 4);
 }
@@ -174,7 +179,8 @@ fn a_refused_widened_page_is_listed_again_at_the_normal_size() {
     let runtime = VirtualRuntime::on_clock(fake.clock.clone(), 9);
     let mut client = LeaseClient::new(Refusing(fake.service.clone()), runtime);
     let asked_before = fake.service.list_requests().len();
-    let none = guard::claim(&mut client, &account(), "big", &items, &options("w2"), 10).unwrap();
+    let none =
+        guard::claim(&mut client, &account(), "big", &items, &options("w2"), 10).unwrap().tickets;
     assert!(none.is_empty());
     // The refused 800 never reached the service: 200, then 200 again, and 200 after.
     assert_eq!(fake.service.list_requests()[asked_before..], [Some(200); 3]);

@@ -26,4 +26,5 @@ mod schedule;
 mod secrets;
 mod signing_vectors;
 mod skew;
+mod sweep;
 mod unheard;

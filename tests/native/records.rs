@@ -56,7 +56,8 @@ fn unknown_tc_keys_survive_grant_complete_and_claim() {
     let account = Account::from_connection_string(EMULATOR).unwrap();
     let tickets =
         guard::claim(&mut world.client(), &account, "records", &["item".into()], &options(), 1)
-            .unwrap();
+            .unwrap()
+            .tickets;
     assert_eq!(tickets.len(), 1);
     assert_kept(&world, "item", "a claim's grant");
     guard::complete(&mut world.client(), &tickets[0], &Outcome::Success).unwrap();

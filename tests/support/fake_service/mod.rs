@@ -34,6 +34,7 @@ use traffic_cop::transport::{Request, Response, Timeouts, Transport, TransportEr
 mod blob;
 mod lease;
 mod list;
+mod oracle;
 use lease::settle;
 
 #[derive(Clone, Debug, PartialEq)]

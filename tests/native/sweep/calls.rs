@@ -1,0 +1,301 @@
+//! The calls the sweep fails, each from the state its path needs: a stage (fake service,
+//! virtual clock, the faulty transport) set up without faults, then the call through the
+//! faulty transport. Every lock starts with `tc_` keys from a newer build, which every write
+//! must keep.
+
+use super::faulty::Faulty;
+use crate::support::fake_service::FakeService;
+use crate::support::{epoch, VirtualRuntime, EMULATOR};
+use std::cell::Cell;
+use std::rc::Rc;
+use std::time::{Duration, SystemTime};
+use traffic_cop::guard::{
+    self, BoardEntry, Claim, Decision, FencedData, FencedError, FencedWrite, GuardOptions, Outcome,
+    Ticket,
+};
+use traffic_cop::ops::{LeaseGrant, LockStatus, SetMetadata};
+use traffic_cop::{Account, BreakPeriod, Error, LeaseClient, LeaseDuration, LeaseId, Lock};
+
+pub const CONTAINER: &str = "sweep";
+pub const DATA: &str = "results/job";
+/// Keys a newer build wrote, which must survive every write.
+pub const NEWER: (&str, &str) = ("tc_newer_build", "kept");
+/// Scheduled calls: due every minute, the lease 15 s, keep-alive every 5 s.
+pub const INTERVAL_S: u64 = 60;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Call {
+    /// Another run holds the lease.
+    Follower,
+    /// This due time already ran.
+    AlreadyRan,
+    /// Due and free.
+    Leader,
+    /// Nothing exists yet: container and lock are created.
+    FirstUse,
+    /// The previous run was abandoned (its lease ran out).
+    Takeover,
+    /// Bearer authorization: the token request, then the leader's path.
+    TokenLeader,
+    /// Three items: one ran this due time, one is due, one was never used.
+    Claim,
+    Board,
+    KeepAlive,
+    Complete,
+    WriteFenced,
+    ReadFenced,
+    Acquire,
+    Renew,
+    Change,
+    Release,
+    Break,
+    Inspect,
+}
+
+pub const CALLS: [Call; 18] = [
+    Call::Follower,
+    Call::AlreadyRan,
+    Call::Leader,
+    Call::FirstUse,
+    Call::Takeover,
+    Call::TokenLeader,
+    Call::Claim,
+    Call::Board,
+    Call::KeepAlive,
+    Call::Complete,
+    Call::WriteFenced,
+    Call::ReadFenced,
+    Call::Acquire,
+    Call::Renew,
+    Call::Change,
+    Call::Release,
+    Call::Break,
+    Call::Inspect,
+];
+
+/// What a call answered.
+// One value per case, judged and dropped: boxing the decision would buy nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum Done {
+    Decision(Decision),
+    Tickets(Result<Claim, Error>),
+    Board(Result<Vec<BoardEntry>, Error>),
+    KeptAlive(Result<SystemTime, Error>),
+    Completed(Result<(), Error>),
+    Wrote(Result<FencedWrite, FencedError>),
+    Read(Result<Option<FencedData>, Error>),
+    Granted(Result<LeaseGrant, Error>),
+    Released(Result<(), Error>),
+    Broke(Result<u32, Error>),
+    Looked(Result<LockStatus, Error>),
+}
+
+/// The world one case runs in.
+pub struct Stage {
+    pub clock: Rc<Cell<SystemTime>>,
+    pub service: FakeService,
+    pub faulty: Faulty,
+    seed: Cell<u64>,
+}
+
+/// What the setup left, for the call and the judge.
+#[derive(Clone, Debug, Default)]
+pub struct Setup {
+    /// A run granted in the setup (the one to keep alive, complete or write with).
+    pub ticket: Option<Ticket>,
+    /// A lease someone else holds on the lock when the call starts.
+    pub held_by_other: Option<String>,
+    /// The lease id the raw verbs use.
+    pub lease_id: Option<LeaseId>,
+    /// Locks the call works on (blob names).
+    pub locks: Vec<String>,
+}
+
+impl Stage {
+    pub fn new() -> Stage {
+        let clock = Rc::new(Cell::new(epoch() + Duration::from_secs(5)));
+        let service = FakeService::new(clock.clone());
+        let faulty = Faulty::new(service.clone(), clock.clone());
+        Stage { clock, service, faulty, seed: Cell::new(1) }
+    }
+
+    fn runtime(&self) -> VirtualRuntime {
+        self.seed.set(self.seed.get() + 1);
+        VirtualRuntime::on_clock(self.clock.clone(), self.seed.get() * 0x9E37_79B9)
+    }
+
+    pub fn client(&self) -> LeaseClient<FakeService, VirtualRuntime> {
+        LeaseClient::new(self.service.clone(), self.runtime())
+    }
+
+    pub fn faulty_client(&self) -> LeaseClient<Faulty, VirtualRuntime> {
+        LeaseClient::new(self.faulty.clone(), self.runtime())
+    }
+
+    pub fn advance(&self, by: Duration) {
+        self.clock.set(self.clock.get() + by);
+    }
+}
+
+pub fn lock(name: &str) -> Lock {
+    Lock::parse(EMULATOR, CONTAINER, name).unwrap()
+}
+
+fn bearer_lock(name: &str) -> Lock {
+    let connection = "BlobEndpoint=https://127.0.0.1:10000/devstoreaccount1;\
+        Authentication=ClientSecret;TenantId=t;ClientId=c;ClientSecret=SENTINEL-secret;\
+        AuthorityHost=https://127.0.0.1:9";
+    Lock::parse(connection, CONTAINER, name).unwrap()
+}
+
+pub fn account() -> Account {
+    Account::from_connection_string(EMULATOR).unwrap()
+}
+
+pub fn scheduled(holder: &str) -> GuardOptions {
+    GuardOptions::new(holder, 15, INTERVAL_S, Some(5)).unwrap()
+}
+
+fn unscheduled(holder: &str) -> GuardOptions {
+    GuardOptions::new(holder, 15, 0, Some(5)).unwrap()
+}
+
+fn run(stage: &Stage, name: &str, options: &GuardOptions) -> Ticket {
+    match guard::guarded_invoke(&mut stage.client(), &lock(name), options) {
+        Decision::Run(ticket) => ticket,
+        other => panic!("setup: expected a run on {name}, got {other:?}"),
+    }
+}
+
+/// Adds the newer build's key to a lock's record.
+fn seed_newer(stage: &Stage, name: &str) {
+    let lock = lock(name);
+    let mut metadata = stage.client().inspect(&lock).unwrap().metadata;
+    metadata.push((NEWER.0.into(), NEWER.1.into()));
+    let held = stage.service.held(CONTAINER, name).map(|h| LeaseId::parse(&h.id).unwrap());
+    stage.client().execute(&lock, &SetMetadata::new(metadata, held, None).unwrap()).unwrap();
+}
+
+/// A lock with one completed run, due again a minute later (virtual time moved on).
+fn completed_earlier(stage: &Stage, name: &str) {
+    let first = run(stage, name, &scheduled("earlier"));
+    guard::complete(&mut stage.client(), &first, &Outcome::Success).unwrap();
+    seed_newer(stage, name);
+}
+
+pub fn setup(stage: &Stage, call: Call) -> Setup {
+    let mut setup = Setup { locks: vec!["job".into()], ..Setup::default() };
+    match call {
+        Call::Follower => {
+            let holding = run(stage, "job", &scheduled("other"));
+            seed_newer(stage, "job");
+            setup.held_by_other = Some(holding.lease_id.to_string());
+        }
+        Call::AlreadyRan => {
+            completed_earlier(stage, "job");
+            stage.advance(Duration::from_secs(10));
+        }
+        Call::Leader | Call::Board | Call::Inspect | Call::ReadFenced => {
+            completed_earlier(stage, "job");
+            stage.advance(Duration::from_secs(INTERVAL_S));
+        }
+        Call::TokenLeader => {
+            completed_earlier(stage, "job");
+            stage.advance(Duration::from_secs(INTERVAL_S));
+        }
+        Call::FirstUse => {}
+        Call::Takeover => {
+            run(stage, "job", &scheduled("crashed"));
+            seed_newer(stage, "job");
+            stage.advance(Duration::from_secs(INTERVAL_S));
+        }
+        Call::Claim => {
+            completed_earlier(stage, "a");
+            completed_earlier(stage, "b");
+            stage.advance(Duration::from_secs(INTERVAL_S));
+            let ran = run(stage, "a", &scheduled("earlier"));
+            guard::complete(&mut stage.client(), &ran, &Outcome::Success).unwrap();
+            setup.locks = vec!["a".into(), "b".into(), "c".into()];
+        }
+        Call::KeepAlive | Call::Complete | Call::WriteFenced => {
+            let ticket = run(stage, "job", &unscheduled("runner"));
+            seed_newer(stage, "job");
+            if call == Call::WriteFenced {
+                guard::write_fenced(&mut stage.client(), &ticket, DATA, b"before").unwrap();
+            }
+            stage.advance(Duration::from_secs(2));
+            setup.ticket = Some(ticket);
+        }
+        Call::Acquire | Call::Break => {
+            stage.client().acquire(&lock("job"), LeaseDuration::Fixed(15), None).map(drop).ok();
+            if call == Call::Acquire {
+                let id = stage.service.held(CONTAINER, "job").unwrap().id;
+                stage.client().release(&lock("job"), &LeaseId::parse(&id).unwrap()).unwrap();
+            }
+            setup.lease_id = Some(LeaseId::parse("8b8a5d3e-2f4b-4c2a-9d0e-1f2a3b4c5d6e").unwrap());
+        }
+        Call::Renew | Call::Change | Call::Release => {
+            let id = LeaseId::parse("8b8a5d3e-2f4b-4c2a-9d0e-1f2a3b4c5d6e").unwrap();
+            stage
+                .client()
+                .acquire(&lock("job"), LeaseDuration::Fixed(15), Some(id.clone()))
+                .unwrap();
+            setup.lease_id = Some(id);
+        }
+    }
+    if call == Call::ReadFenced {
+        let ticket = run(stage, "job", &scheduled("writer"));
+        guard::write_fenced(&mut stage.client(), &ticket, DATA, b"stored").unwrap();
+        guard::complete(&mut stage.client(), &ticket, &Outcome::Success).unwrap();
+    }
+    setup
+}
+
+/// The proposed id a raw `change` moves to.
+pub const CHANGED_TO: &str = "1f2a3b4c-5d6e-4c2a-9d0e-8b8a5d3e2f4b";
+
+pub fn perform(stage: &Stage, call: Call, setup: &Setup) -> Done {
+    let mut client = stage.faulty_client();
+    let job = lock("job");
+    let ticket = || setup.ticket.clone().expect("the setup granted a run");
+    let id = || setup.lease_id.clone().expect("the setup chose a lease id");
+    match call {
+        Call::Follower | Call::AlreadyRan | Call::Leader | Call::FirstUse | Call::Takeover => {
+            Done::Decision(guard::guarded_invoke(&mut client, &job, &scheduled("caller")))
+        }
+        Call::TokenLeader => {
+            let options = scheduled("caller");
+            let decision = guard::guarded_invoke(&mut client, &bearer_lock("job"), &options);
+            // The bearer lock names the same blob on the same fake: judged as `job`.
+            Done::Decision(match decision {
+                Decision::Run(ticket) => Decision::Run(Ticket { lock: job, ..ticket }),
+                other => other,
+            })
+        }
+        Call::Claim => {
+            let items: Vec<String> = setup.locks.clone();
+            let options = scheduled("caller");
+            Done::Tickets(guard::claim(&mut client, &account(), CONTAINER, &items, &options, 3))
+        }
+        Call::Board => Done::Board(guard::board(&mut client, &account(), CONTAINER)),
+        Call::KeepAlive => Done::KeptAlive(guard::keep_alive(&mut client, &ticket())),
+        Call::Complete => {
+            Done::Completed(guard::complete(&mut client, &ticket(), &Outcome::Success))
+        }
+        Call::WriteFenced => {
+            Done::Wrote(guard::write_fenced(&mut client, &ticket(), DATA, b"after"))
+        }
+        Call::ReadFenced => {
+            Done::Read(guard::read_fenced(&mut client, &account(), CONTAINER, DATA))
+        }
+        Call::Acquire => Done::Granted(client.acquire(&job, LeaseDuration::Fixed(15), Some(id()))),
+        Call::Renew => Done::Granted(client.renew(&job, &id())),
+        Call::Change => {
+            Done::Granted(client.change(&job, &id(), &LeaseId::parse(CHANGED_TO).unwrap()))
+        }
+        Call::Release => Done::Released(client.release(&job, &id())),
+        Call::Break => Done::Broke(client.break_lease(&job, BreakPeriod(Some(0)))),
+        Call::Inspect => Done::Looked(client.inspect(&job)),
+    }
+}
