@@ -35,6 +35,7 @@ mod node_jco;
 mod publishing;
 mod spin_app;
 mod spinkube;
+mod transport;
 
 fn main() {
     let tests = [
@@ -52,6 +53,7 @@ fn main() {
         publishing::tests(),
         spin_app::tests(),
         spinkube::tests(),
+        transport::tests(),
     ];
     // Most of these wait on real time (lease periods, due times) more than they compute.
     traffic_cop_testbed::runner::run(tests.concat(), 6)

@@ -107,6 +107,7 @@ impl App {
             http: WasiHttpCtx::new(),
             table: ResourceTable::new(),
             variables: variables.clone(),
+            hooks: None,
         };
         Store::new(&self.engine, state)
     }

@@ -32,6 +32,8 @@ pub struct State {
     pub(crate) table: ResourceTable,
     /// Spin component variables, for the app components (see `apps`).
     pub(crate) variables: std::collections::BTreeMap<String, String>,
+    /// A sender of this instance's own (see `staged`); else the process-wide hooks.
+    pub(crate) hooks: Option<Box<dyn wasmtime_wasi_http::WasiHttpHooks + Send>>,
 }
 
 impl WasiView for State {
@@ -45,7 +47,10 @@ impl WasiHttpView for State {
         WasiHttpCtxView {
             ctx: &mut self.http,
             table: &mut self.table,
-            hooks: crate::outbound::hooks(),
+            hooks: match &mut self.hooks {
+                Some(hooks) => hooks.as_mut(),
+                None => crate::outbound::hooks(),
+            },
         }
     }
 }
@@ -54,7 +59,7 @@ pub struct Host {
     pub engine: Engine,
     pub component: Component,
     /// Imports resolved and type-checked once, as a serving host does.
-    pre: LeaseProviderPre<State>,
+    pub(crate) pre: LeaseProviderPre<State>,
 }
 
 pub use traffic_cop_testbed::built::wasm_path;
@@ -109,6 +114,7 @@ impl Host {
             http: WasiHttpCtx::new(),
             table: ResourceTable::new(),
             variables: Default::default(),
+            hooks: None,
         };
         let mut store = Store::new(&self.engine, state);
         let provider = self.pre.instantiate(&mut store).expect("instantiates");
@@ -118,8 +124,8 @@ impl Host {
 
 /// One instance; each method is one exported call. A trap fails the test.
 pub struct Instance {
-    store: Store<State>,
-    provider: LeaseProvider,
+    pub(crate) store: Store<State>,
+    pub(crate) provider: LeaseProvider,
 }
 
 impl Instance {

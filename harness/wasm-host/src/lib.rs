@@ -10,5 +10,6 @@ pub mod component;
 pub mod guests;
 pub mod outbound;
 pub mod soak;
+pub mod staged;
 
 pub use wasmtime;
