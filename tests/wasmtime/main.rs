@@ -12,6 +12,8 @@ mod component_world;
 mod drive;
 #[path = "../support/entra_env.rs"]
 mod env;
+#[path = "../support/loopback.rs"]
+mod loopback;
 #[path = "../support/ecosystem.rs"]
 mod run;
 #[path = "../support/scenarios.rs"]
@@ -31,6 +33,7 @@ mod guard_azurite;
 mod guard_v2;
 mod guests;
 mod listing_azurite;
+mod lossy;
 mod node_jco;
 mod publishing;
 mod spin_app;
@@ -49,6 +52,7 @@ fn main() {
         guard_v2::tests(),
         guests::tests(),
         listing_azurite::tests(),
+        lossy::tests(),
         node_jco::tests(),
         publishing::tests(),
         spin_app::tests(),

@@ -26,6 +26,13 @@ pub enum Fault {
     Stall,
     /// Forwarded to Azurite (so it took effect), answer thrown away.
     DropResponse,
+    /// Forwarded, then answered with this status instead of Azurite's (a gateway that timed
+    /// out on a service that acted).
+    StatusAfterLanding(u16),
+    /// Forwarded; the answer is held until the caller gives up waiting for it.
+    Late,
+    /// Forwarded; the first half of the answer is sent, then the connection is closed.
+    CutAnswer,
 }
 
 /// What fraction of requests get a fault, and which faults may be drawn.
@@ -37,12 +44,19 @@ pub struct FaultPlan {
     pub faults: Vec<Fault>,
     /// Stop injecting after this many faults.
     pub limit: Option<usize>,
+    /// Only the request with this index (from 0) gets the fault.
+    pub at: Option<u64>,
 }
 
 impl FaultPlan {
     /// The first `count` requests get `fault`, the rest pass.
     pub fn first(fault: Fault, count: usize) -> FaultPlan {
-        FaultPlan { seed: 0, per_mille: 1000, faults: vec![fault], limit: Some(count) }
+        FaultPlan { seed: 0, per_mille: 1000, faults: vec![fault], limit: Some(count), at: None }
+    }
+
+    /// Request `index` (counted from 0) gets `fault`, every other one passes.
+    pub fn at(index: u64, fault: Fault) -> FaultPlan {
+        FaultPlan { at: Some(index), ..FaultPlan::first(fault, 1) }
     }
 
     /// Every fault kind but stalls (which cost 15 s each).
@@ -56,7 +70,7 @@ impl FaultPlan {
             Fault::Delay(300),
             Fault::DropResponse,
         ];
-        FaultPlan { seed, per_mille, faults, limit: None }
+        FaultPlan { seed, per_mille, faults, limit: None, at: None }
     }
 }
 
@@ -135,6 +149,9 @@ impl Drop for FaultProxy {
 
 /// The n-th request's fate: a pure function of the seed and n (splitmix64).
 fn draw(plan: &FaultPlan, n: u64) -> Option<Fault> {
+    if let Some(at) = plan.at {
+        return (n == at).then(|| plan.faults[0]);
+    }
     let mut z = plan.seed.wrapping_add(n.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
@@ -150,16 +167,22 @@ fn serve(mut client: TcpStream, target_port: u16, fault: Option<Fault>) {
     let Some(request) = read_request(&mut client) else { return };
     match fault {
         Some(Fault::Status(status)) => {
-            let code = match status {
-                503 => "ServerBusy",
-                500 => "InternalError",
-                408 => "RequestTimeout",
-                _ => "TooManyRequests",
-            };
-            let answer = format!(
-                "HTTP/1.1 {status} Injected\r\nx-ms-error-code: {code}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
-            );
-            let _ = client.write_all(answer.as_bytes());
+            let _ = client.write_all(injected(status).as_bytes());
+        }
+        Some(Fault::StatusAfterLanding(status)) => {
+            forward(&request, target_port, None);
+            let _ = client.write_all(injected(status).as_bytes());
+        }
+        Some(Fault::Late) => {
+            forward(&request, target_port, None);
+            // Until the caller hangs up (its time limit), or 30 s.
+            let _ = client.set_read_timeout(Some(Duration::from_secs(30)));
+            let _ = client.read(&mut [0u8; 1]);
+        }
+        Some(Fault::CutAnswer) => {
+            let mut answer = Vec::new();
+            forward_into(&request, target_port, &mut answer);
+            let _ = client.write_all(&answer[..answer.len() / 2]);
         }
         Some(Fault::Reset) => {}
         Some(Fault::Stall) => std::thread::sleep(Duration::from_secs(20)),
@@ -229,14 +252,32 @@ fn read_request(client: &mut TcpStream) -> Option<Vec<u8>> {
     Some(request)
 }
 
+/// An error answer the proxy makes up, in the service's shape; a 429 says when to come back.
+fn injected(status: u16) -> String {
+    let code = match status {
+        503 => "ServerBusy",
+        500 => "InternalError",
+        408 => "RequestTimeout",
+        _ => "TooManyRequests",
+    };
+    let retry = if status == 429 { "retry-after: 1\r\n" } else { "" };
+    format!(
+        "HTTP/1.1 {status} Injected\r\nx-ms-error-code: {code}\r\n{retry}content-length: 0\r\nconnection: close\r\n\r\n"
+    )
+}
+
 fn forward(request: &[u8], target_port: u16, client: Option<&mut TcpStream>) {
-    let Ok(mut upstream) = TcpStream::connect(("127.0.0.1", target_port)) else { return };
-    if upstream.write_all(request).is_err() {
-        return;
-    }
     let mut answer = Vec::new();
-    let _ = upstream.read_to_end(&mut answer);
+    forward_into(request, target_port, &mut answer);
     if let Some(client) = client {
         let _ = client.write_all(&answer);
+    }
+}
+
+/// Sends the request to Azurite and reads its whole answer.
+fn forward_into(request: &[u8], target_port: u16, answer: &mut Vec<u8>) {
+    let Ok(mut upstream) = TcpStream::connect(("127.0.0.1", target_port)) else { return };
+    if upstream.write_all(request).is_ok() {
+        let _ = upstream.read_to_end(answer);
     }
 }

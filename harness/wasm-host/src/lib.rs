@@ -7,6 +7,7 @@
 pub mod apps;
 pub mod chaos;
 pub mod component;
+mod component_v2;
 pub mod guests;
 pub mod outbound;
 pub mod soak;

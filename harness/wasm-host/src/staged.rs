@@ -94,3 +94,46 @@ pub fn at_the_deadline() -> Instance {
     let provider = host.pre.instantiate(&mut store).expect("instantiates");
     Instance { store, provider }
 }
+
+/// Forwards to wasmtime's own sender with the connect and first-byte limits cut to `LIMIT`, so
+/// an answer held back by a lossy proxy counts as late in seconds rather than the guest's 15.
+struct ShortLimits;
+
+/// The limits [`short_limits`] instances send with.
+pub const LIMIT: Duration = Duration::from_secs(2);
+
+impl WasiHttpHooks for ShortLimits {
+    fn send_request(
+        &mut self,
+        request: http::Request<WasiBody>,
+        options: Option<RequestOptions>,
+        fut: IoFuture,
+    ) -> Box<dyn Future<Output = Result<(http::Response<WasiBody>, IoFuture), Error>> + Send> {
+        drop(fut);
+        let mut options = options.unwrap_or_default();
+        let cut = |limit: Option<Duration>| Some(limit.unwrap_or(LIMIT).min(LIMIT));
+        options.connect_timeout = cut(options.connect_timeout);
+        options.first_byte_timeout = cut(options.first_byte_timeout);
+        options.between_bytes_timeout = cut(options.between_bytes_timeout);
+        Box::new(async move {
+            let (response, io) =
+                wasmtime_wasi_http::default_send_request(request, Some(options)).await?;
+            Ok((response.map(BodyExt::boxed_unsync), Box::new(io) as IoFuture))
+        })
+    }
+}
+
+/// A fresh instance whose requests give up after [`LIMIT`] without an answer.
+pub fn short_limits() -> Instance {
+    let host = Host::shared();
+    let state = State {
+        wasi: WasiCtx::builder().inherit_stderr().build(),
+        http: WasiHttpCtx::new(),
+        table: ResourceTable::new(),
+        variables: Default::default(),
+        hooks: Some(Box::new(ShortLimits)),
+    };
+    let mut store = Store::new(&host.engine, state);
+    let provider = host.pre.instantiate(&mut store).expect("instantiates");
+    Instance { store, provider }
+}
