@@ -119,15 +119,14 @@ fn run(lock: &Lock, holder: &str, interval: u64) -> Ticket {
 fn seed_newer(lock: &Lock, held: Option<&str>) {
     let mut metadata = fresh().inspect(lock).unwrap().metadata;
     metadata.push((NEWER.0.into(), NEWER.1.into()));
-    // Through a grant-shaped write is not available at 0.1.0: `acquire` with the held id
-    // renews, and the record is rewritten by the next call anyway; keep the newer key by
-    // writing it with a raw lease cycle when nothing holds the lock.
-    if held.is_none() {
-        let grant = fresh().acquire(lock, LeaseDuration::Fixed(15), None).unwrap();
-        crate::lossy::set_metadata(lock, &metadata, &grant.lease_id);
-        fresh().release(lock, &grant.lease_id).unwrap();
-    } else {
-        crate::lossy::set_metadata(lock, &metadata, held.unwrap());
+    match held {
+        Some(held) => crate::lossy::set_metadata(lock, &metadata, held),
+        // Nothing holds the lock: take the lease for the write, then let it go.
+        None => {
+            let grant = fresh().acquire(lock, LeaseDuration::Fixed(15), None).unwrap();
+            crate::lossy::set_metadata(lock, &metadata, &grant.lease_id);
+            fresh().release(lock, &grant.lease_id).unwrap();
+        }
     }
 }
 
@@ -193,7 +192,7 @@ pub fn perform(instance: &mut Instance, case: &Case, call: Call) -> Done {
         }
         Call::Claim => Done::Tickets(instance.claim_v2(
             &location(lock),
-            &[lock.blob.clone()],
+            std::slice::from_ref(&lock.blob),
             &options("caller", 0),
             1,
         )),
