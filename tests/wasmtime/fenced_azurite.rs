@@ -73,15 +73,16 @@ fn a_stale_run_is_refused_after_a_takeover_wrote() {
     let real = Real::new();
     let first = real.run("a");
 
-    // Absent: one look (404) and one create with If-None-Match.
+    // Absent: a look at the lock's record, one at the data (404) and a create with
+    // If-None-Match.
     let (written, trips) =
         real.counted(|| fresh().write_fenced_v2(&first, RESULT, &contents("a1")).unwrap());
     assert_eq!((written.name.as_str(), written.fencing_token), (RESULT, first.fencing_token));
-    assert_eq!(trips, 2);
-    // The same run writing again: the steady state, one HEAD and one Put Blob.
+    assert_eq!(trips, 3);
+    // The same run writing again: the steady state, two HEADs and one Put Blob.
     let (again, trips) =
         real.counted(|| fresh().write_fenced_v2(&first, RESULT, &contents("a2")).unwrap());
-    assert_eq!(trips, 2);
+    assert_eq!(trips, 3);
     assert_ne!(again.etag, written.etag);
 
     // The first run pauses; its lease is broken and a takeover is granted a newer token.
@@ -91,7 +92,8 @@ fn a_stale_run_is_refused_after_a_takeover_wrote() {
     let newer = fresh().write_fenced_v2(&second, RESULT, &contents("b1")).unwrap();
     assert_eq!(newer.fencing_token, second.fencing_token);
 
-    // The first run resumes: refused after one look, with both tokens, and nothing written.
+    // The first run resumes: refused after one look (the lock's record names the newer grant),
+    // with both tokens, and nothing written.
     let (refused, trips) =
         real.counted(|| fresh().write_fenced_v2(&first, RESULT, &contents("a3")));
     match refused {
