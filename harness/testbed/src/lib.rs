@@ -12,6 +12,7 @@ pub mod fake_idp;
 mod fake_idp_routes;
 pub mod faults;
 pub mod needs;
+pub mod oracle;
 pub mod proxy;
 pub mod runner;
 pub mod spin;
