@@ -32,8 +32,10 @@ pub mod identity;
 pub mod ops;
 mod percent;
 pub mod retry;
+pub mod schedule;
 pub mod signing;
 pub mod transport;
+pub mod zone;
 
 #[cfg(target_arch = "wasm32")]
 mod component;
