@@ -62,6 +62,9 @@ pub enum Error {
     Transport(TransportError),
     /// Any other refusal from the service.
     Service(ServiceError),
+    /// The schedule (or a guard option that goes with it) cannot be used; the field is named.
+    /// Nothing was sent.
+    BadSchedule(crate::schedule::ScheduleError),
 }
 
 impl fmt::Display for Error {
@@ -76,6 +79,7 @@ impl fmt::Display for Error {
             Error::Throttled(e) => write!(f, "throttled by the service: {e}"),
             Error::Transport(e) => write!(f, "transport failure: {e}"),
             Error::Service(e) => write!(f, "service error: {e}"),
+            Error::BadSchedule(e) => write!(f, "bad schedule: {e}"),
         }
     }
 }
@@ -216,6 +220,9 @@ impl Error {
             Error::InvalidConfig(m) => Error::InvalidConfig(add(m)),
             Error::InvalidArgument(m) => Error::InvalidArgument(add(m)),
             Error::Transport(e) => Error::Transport(TransportError { detail: add(e.detail), ..e }),
+            Error::BadSchedule(e) => {
+                Error::BadSchedule(crate::schedule::ScheduleError { message: add(e.message), ..e })
+            }
         }
     }
 

@@ -23,6 +23,11 @@ pub(crate) fn visible_ascii(byte: u8) -> bool {
     (0x21..=0x7e).contains(&byte)
 }
 
+/// A part of a run-record value whose parts are joined by `:`: visible ASCII but that.
+pub(crate) fn record_part(byte: u8) -> bool {
+    visible_ascii(byte) && byte != b':'
+}
+
 /// Escapes every byte of `text`'s UTF-8 for which `keep` is false as `%XX`. `%` itself is
 /// always escaped, so [`decode`] gives `text` back whatever `keep` says.
 pub(crate) fn encode(text: &str, keep: fn(u8) -> bool) -> String {

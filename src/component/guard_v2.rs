@@ -1,14 +1,15 @@
-//! `traffic-cop:lease/guard@0.2.0`: the same core as 0.1.0, in the 0.2.0 shapes: a schedule
-//! with a phase and an optional starting deadline, the past-due signal on every ticket, the
-//! `too-late` skip, and the next due time on the board; and the fenced writes, new in 0.2.0.
+//! `traffic-cop:lease/guard@0.2.0`: the same core as 0.1.0, in the 0.2.0 shapes: a grid
+//! schedule with a phase and an optional starting deadline, the past-due signal on every ticket,
+//! the `too-late` skip, and the next due time on the board; and the fenced writes, new in 0.2.0.
 
 use super::lease::lock_ref;
+use super::shared::{self, at};
 use super::{client, lease_state, Component};
 use crate::config::Account;
 use crate::error::Error;
 use crate::guard::{self as core, unix_ms};
 use crate::ops::LeaseId;
-use std::time::{Duration, SystemTime};
+use crate::schedule::Schedule;
 
 use super::exports::traffic_cop::lease0_1_0::lease::{LeaseError, Lock};
 use super::exports::traffic_cop::lease0_2_0::guard::{
@@ -17,11 +18,40 @@ use super::exports::traffic_cop::lease0_2_0::guard::{
 };
 
 impl Guest for Component {
-    guard_calls!();
+    fn guarded_invoke(lock: Lock, options: GuardOptions) -> Decision {
+        match core_options(&options).and_then(|options| shared::invoke(&lock, &options)) {
+            Ok(core::Decision::Run(ticket)) => Decision::Run(wit_ticket(ticket, lock)),
+            Ok(core::Decision::Skip(reason)) => Decision::Skip(skip_reason(reason)),
+            Err(error) => Decision::Skip(SkipReason::Error(error.into())),
+        }
+    }
+
+    fn keep_alive(ticket: Ticket) -> Result<u64, LeaseError> {
+        Ok(unix_ms(shared::keep_alive(core_ticket(&ticket)?)?))
+    }
+
+    fn complete(ticket: Ticket, outcome: Outcome) -> Result<(), LeaseError> {
+        let outcome = match outcome {
+            Outcome::Success => core::Outcome::Success,
+            Outcome::Failure(reason) => core::Outcome::Failure(reason),
+        };
+        Ok(shared::complete(core_ticket(&ticket)?, &outcome)?)
+    }
+
+    fn claim(
+        location: Location,
+        items: Vec<String>,
+        options: GuardOptions,
+        max: u32,
+    ) -> Result<Vec<Ticket>, LeaseError> {
+        let options = core_options(&options)?;
+        let (claim, locks) =
+            shared::claim(&location.connection_string, &location.container, &items, &options, max)?;
+        Ok(claim.tickets.into_iter().zip(locks).map(|(t, lock)| wit_ticket(t, lock)).collect())
+    }
 
     fn board(location: Location) -> Result<Vec<BoardEntry>, LeaseError> {
-        let account = Account::from_connection_string(&location.connection_string)?;
-        let entries = core::board(&mut client(), &account, &location.container)?;
+        let entries = shared::board(&location.connection_string, &location.container)?;
         Ok(entries
             .into_iter()
             .map(|entry| BoardEntry {
@@ -33,8 +63,8 @@ impl Guest for Component {
                 last_stop_ms: entry.record.stopped_ms,
                 running: entry.record.running,
                 last_outcome: entry.record.outcome,
-                interval_seconds: entry.record.schedule.map(|(every, _)| every),
-                offset_seconds: entry.record.schedule.map(|(_, phase)| phase),
+                interval_seconds: grid(&entry.schedule).map(|(every, _)| every),
+                offset_seconds: grid(&entry.schedule).map(|(_, phase)| phase),
                 next_due_ms: entry.next_due_ms,
                 overdue: entry.overdue,
             })
@@ -47,6 +77,7 @@ impl Guest for Component {
         contents: Vec<u8>,
     ) -> Result<FencedWrite, FencedError> {
         let ticket = core_ticket(&ticket).map_err(|e| FencedError::Failed(e.into()))?;
+        let ticket = shared::recall(ticket);
         match core::write_fenced(&mut client(), &ticket, &name, &contents) {
             Ok(written) => Ok(FencedWrite {
                 name: written.name,
@@ -81,12 +112,20 @@ fn core_options(options: &GuardOptions) -> Result<core::GuardOptions, Error> {
     .with_schedule(options.offset_seconds, options.starting_deadline_seconds)
 }
 
+/// A grid schedule's (interval, offset): all 0.2.0 can show.
+fn grid(schedule: &Option<Schedule>) -> Option<(u64, u64)> {
+    match schedule {
+        Some(Schedule::Every(every)) => Some((every.interval_seconds(), every.offset_seconds())),
+        _ => None,
+    }
+}
+
 fn wit_options(options: &core::GuardOptions) -> GuardOptions {
     GuardOptions {
         holder: options.holder.clone(),
         lease_seconds: options.lease_seconds,
-        interval_seconds: options.interval_seconds,
-        offset_seconds: options.offset_seconds,
+        interval_seconds: options.grid().0,
+        offset_seconds: options.grid().1,
         starting_deadline_seconds: options.starting_deadline_seconds,
         keep_alive_seconds: Some(options.keep_alive_seconds),
     }
@@ -115,34 +154,36 @@ fn wit_ticket(ticket: core::Ticket, lock: Lock) -> Ticket {
 
 /// A ticket comes back from outside: every field is validated again.
 fn core_ticket(ticket: &Ticket) -> Result<core::Ticket, Error> {
-    let at = |ms: u64| SystemTime::UNIX_EPOCH + Duration::from_millis(ms);
     let options = core_options(&ticket.options)?;
     Ok(core::Ticket {
         lock: lock_ref(&ticket.lock)?,
         lease_id: LeaseId::parse(&ticket.lease_id)?,
         fencing_token: ticket.fencing_token,
-        interval: options.schedule().due_index(ticket.started_at_ms),
         started_ms: ticket.started_at_ms,
         deadline: at(ticket.deadline_ms),
         keep_alive_by: at(ticket.keep_alive_by_ms),
         lease_deadline: None,
         previous_abandoned: ticket.previous_abandoned,
+        replaced: None,
+        manual_by: None,
         past_due: core::PastDue {
             due_at_ms: ticket.past_due.due_at_ms,
             late_by_ms: ticket.past_due.late_by_ms,
+            previous_due_ms: None,
             previous_start_ms: ticket.past_due.previous_start_ms,
             missed: ticket.past_due.missed,
         },
         options,
+        grant: None,
     })
 }
 
 fn skip_reason(reason: core::SkipReason) -> SkipReason {
     match reason {
-        core::SkipReason::HeldByOther { holder, since_ms } => {
+        core::SkipReason::HeldByOther { holder, since_ms, .. } => {
             SkipReason::HeldByOther(HeldByOther { holder, since_ms })
         }
-        core::SkipReason::AlreadyRan { started_ms, holder, running, outcome } => {
+        core::SkipReason::AlreadyRan { started_ms, holder, running, outcome, .. } => {
             SkipReason::AlreadyRan(AlreadyRan {
                 started_at_ms: started_ms,
                 holder,
@@ -154,5 +195,6 @@ fn skip_reason(reason: core::SkipReason) -> SkipReason {
             SkipReason::TooLate(TooLate { due_at_ms, late_by_ms, next_due_ms })
         }
         core::SkipReason::Error(error) => SkipReason::Error(error.into()),
+        other => SkipReason::Error(shared::unspeakable(&other)),
     }
 }

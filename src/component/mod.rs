@@ -1,78 +1,24 @@
 //! The WIT export glue. Bindings are generated here, once, for the world
-//! `traffic-cop:lease/lease-provider@0.2.0`; `lease`, `guard` (0.1.0) and `guard_v2` (0.2.0)
-//! implement the three exported interfaces by converting WIT values to the crate's validated
-//! types, calling the core over `wasi:http`, and converting back. Nothing here can trap: every
-//! input is validated and every failure is a `lease-error`.
+//! `traffic-cop:lease/lease-provider@0.3.0`; `lease`, `identity` and one file per guard version
+//! implement the exported interfaces by converting WIT values to the crate's validated types,
+//! calling the one core over `wasi:http`, and converting back (`shared` holds what the
+//! versions' conversions have in common). Nothing here can trap: every input is validated and
+//! every failure is a typed error.
 
-/// The four calls whose bodies are the same in every version of the guard interface. Each
-/// version's file brings its own WIT types into scope and its own `core_options`, `wit_ticket`,
-/// `core_ticket` and `skip_reason` conversions; only the board differs in shape.
-macro_rules! guard_calls {
-    () => {
-        fn guarded_invoke(lock: Lock, options: GuardOptions) -> Decision {
-            let decision = lock_ref(&lock).and_then(|core_lock| {
-                let options = core_options(&options)?;
-                Ok(core::guarded_invoke(&mut client(), &core_lock, &options))
-            });
-            match decision {
-                Ok(core::Decision::Run(ticket)) => Decision::Run(wit_ticket(ticket, lock)),
-                Ok(core::Decision::Skip(reason)) => Decision::Skip(skip_reason(reason)),
-                Err(error) => Decision::Skip(SkipReason::Error(error.into())),
-            }
-        }
-
-        fn keep_alive(ticket: Ticket) -> Result<u64, LeaseError> {
-            let ticket = core_ticket(&ticket)?;
-            Ok(unix_ms(core::keep_alive(&mut client(), &ticket)?))
-        }
-
-        fn complete(ticket: Ticket, outcome: Outcome) -> Result<(), LeaseError> {
-            let ticket = core_ticket(&ticket)?;
-            let outcome = match outcome {
-                Outcome::Success => core::Outcome::Success,
-                Outcome::Failure(reason) => core::Outcome::Failure(reason),
-            };
-            Ok(core::complete(&mut client(), &ticket, &outcome)?)
-        }
-
-        fn claim(
-            location: Location,
-            items: Vec<String>,
-            options: GuardOptions,
-            max: u32,
-        ) -> Result<Vec<Ticket>, LeaseError> {
-            let account = Account::from_connection_string(&location.connection_string)?;
-            let options = core_options(&options)?;
-            let tickets =
-                core::claim(&mut client(), &account, &location.container, &items, &options, max)?
-                    .tickets;
-            let lock_of = |ticket: &core::Ticket| Lock {
-                connection_string: location.connection_string.clone(),
-                container: location.container.clone(),
-                blob: ticket.lock.blob.clone(),
-            };
-            Ok(tickets
-                .into_iter()
-                .map(|ticket| {
-                    let lock = lock_of(&ticket);
-                    wit_ticket(ticket, lock)
-                })
-                .collect())
-        }
-    };
-}
-
-mod guard;
+mod guard_v1;
 mod guard_v2;
+mod guard_v3;
+mod guard_v3_convert;
 mod identity;
 mod lease;
+mod shared;
 
 use crate::error::Error;
 use crate::transport::StdRuntime;
 use crate::wasi_http::WasiHttp;
 use crate::LeaseClient;
 
-wit_bindgen::generate!({ world: "traffic-cop:lease/lease-provider@0.2.0", path: "wit" });
+wit_bindgen::generate!({ world: "traffic-cop:lease/lease-provider@0.3.0", path: "wit" });
 
 use exports::traffic_cop::lease0_1_0::lease::{LeaseError, LeaseState, ServiceError};
 
@@ -116,6 +62,9 @@ impl From<Error> for LeaseError {
             Error::Unauthorized(e) => LeaseError::Unauthorized(service(e)),
             Error::InvalidConfig(m) => LeaseError::InvalidConfig(m),
             Error::InvalidArgument(m) => LeaseError::InvalidArgument(m),
+            // Versions before 0.3.0 have no schedule errors of their own: an argument error
+            // that names the field.
+            Error::BadSchedule(e) => LeaseError::InvalidArgument(e.to_string()),
             Error::Throttled(e) => LeaseError::Throttled(service(e)),
             Error::Transport(e) => LeaseError::Transport(e.to_string()),
             Error::Service(e) => LeaseError::Service(service(e)),

@@ -1,74 +1,172 @@
-//! The guard's decision: a pure function of (run record, lease state, service time, options).
+//! The guard's decision: a pure function of (run record, lease state, service time, the lock's
+//! creation time, options). Every exported version of the guard decides here.
 
-use super::{unix_ms, GuardOptions, PastDue, RunRecord, SkipReason};
+use super::{unix_ms, GuardOptions, Overlap, PastDue, RunRecord, SkipReason};
 use crate::ops::LeaseState;
+use crate::schedule::Schedule;
 use std::time::SystemTime;
+
+/// How long after a due time a lock created by a tick still owes that due time its run: the
+/// tick that fires at the due time creates the lock a moment later.
+const FIRST_RUN_GRACE_MS: u64 = 60_000;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
     Skip(SkipReason),
     /// Try to take the lease; a successful grant carries `fence`.
-    Contend {
-        fence: u64,
-        previous_abandoned: bool,
-        past_due: PastDue,
-    },
+    Contend(Contend),
+}
+
+/// What a grant would be.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Contend {
+    pub fence: u64,
+    pub previous_abandoned: bool,
+    pub past_due: PastDue,
+    /// A manual run (`run-now`), for whom.
+    pub manual_by: Option<String>,
+    /// The token of a stuck run whose lease to break first (overlap `replace`).
+    pub replace: Option<u64>,
+    /// The lock may have an operator's call pending (its last run did not end cleanly): look
+    /// for it before taking the lease.
+    pub check_pending: bool,
 }
 
 /// Decides from one look at the lock. `now` is the storage service's time (its `Date`), the
-/// one clock every replica shares; which due time an arrival counts for tolerates replicas
-/// whose clocks (and so whose triggers) run early, see [`super::Schedule`].
+/// one clock every replica shares; a tick counts for the latest due time at or before
+/// `now + early tolerance`.
 pub fn decide(
     record: &RunRecord,
     lease: LeaseState,
     now: SystemTime,
+    created: Option<SystemTime>,
     options: &GuardOptions,
 ) -> Verdict {
-    if matches!(lease, LeaseState::Leased | LeaseState::Breaking) {
-        return Verdict::Skip(SkipReason::HeldByOther {
-            holder: record.running.then(|| record.holder.clone()).flatten(),
-            since_ms: record.running.then_some(record.started_ms).flatten(),
-        });
+    if let Some(paused) = &record.paused {
+        return Verdict::Skip(SkipReason::Paused(paused.clone()));
     }
-    let schedule = options.schedule();
+    let schedule = &options.schedule;
     let now_ms = unix_ms(now);
-    let due = schedule.due_index(now_ms);
+    let due = schedule.at_or_before(now_ms.saturating_add(options.early_ms));
+    let last_due = record.last_due_ms(schedule, options.early_ms);
+    let mut replace = None;
+    if matches!(lease, LeaseState::Leased | LeaseState::Breaking) {
+        match stuck(record, now_ms, due, last_due, options) {
+            Some(fence) => replace = Some(fence),
+            None => {
+                return Verdict::Skip(SkipReason::HeldByOther {
+                    holder: record.running.then(|| record.holder.clone()).flatten(),
+                    since_ms: record.running.then_some(record.started_ms).flatten(),
+                    waited_ms: 0,
+                })
+            }
+        }
+    }
+    let contend = |past_due: PastDue, manual_by: Option<String>| {
+        Verdict::Contend(Contend {
+            fence: record.fence.saturating_add(1),
+            // Running, yet nobody holds the lease (or we are replacing it): that run is over.
+            previous_abandoned: record.running,
+            past_due,
+            manual_by,
+            replace,
+            check_pending: record.running
+                || matches!(lease, LeaseState::Expired | LeaseState::Broken),
+        })
+    };
     let mut past_due = PastDue {
-        due_at_ms: schedule.due_time_ms(due),
-        late_by_ms: schedule.lateness_ms(now_ms),
+        due_at_ms: due.unwrap_or(now_ms),
+        late_by_ms: due.map_or(0, |due| now_ms.saturating_sub(due)),
+        previous_due_ms: last_due.filter(|_| schedule.is_scheduled()),
         previous_start_ms: record.started_ms,
         missed: 0,
     };
-    if let (Some(started_ms), true) = (record.started_ms, schedule.is_deduplicating()) {
-        let ran = schedule.due_index(started_ms);
-        if ran == due {
+    if let Some(asked) = &record.run_now {
+        return contend(past_due, Some(asked.by.clone()));
+    }
+    if !schedule.is_scheduled() {
+        return contend(past_due, None);
+    }
+    if let Some(conflict) = conflict(record, schedule, now_ms) {
+        return Verdict::Skip(conflict);
+    }
+    let next_due_ms = schedule.after(now_ms.saturating_add(options.early_ms));
+    let Some(due) = due else {
+        return Verdict::Skip(SkipReason::NotDue { next_due_ms });
+    };
+    match (record.started_ms, last_due) {
+        (Some(started_ms), Some(last_due)) if last_due == due && replace.is_none() => {
             return Verdict::Skip(SkipReason::AlreadyRan {
+                due_at_ms: due,
                 started_ms,
                 holder: record.holder.clone(),
                 running: record.running,
                 outcome: record.outcome.clone(),
+                next_due_ms,
             });
         }
         // A start that counts for a *later* due time than now cannot come from the service's
         // clock (it stepped back, or the record was edited by hand): it must not block runs
         // until then, so it is passed over, and the grant replaces it.
-        past_due.missed = due.saturating_sub(ran).saturating_sub(1);
+        (Some(_), Some(last_due)) if last_due < due => {
+            past_due.missed = schedule.count_between(last_due, due)
+        }
+        (None, _) if options.owed_since_creation => {
+            let created_ms = created.map(unix_ms).unwrap_or(0);
+            if due.saturating_add(FIRST_RUN_GRACE_MS) < created_ms {
+                return Verdict::Skip(SkipReason::NotDue { next_due_ms });
+            }
+        }
+        _ => {}
     }
     if let Some(deadline) = options.starting_deadline_seconds {
-        if schedule.is_deduplicating() && past_due.late_by_ms > deadline.saturating_mul(1000) {
+        if past_due.late_by_ms > deadline.saturating_mul(1000) {
+            let next_due_ms = next_due_ms.unwrap_or(u64::MAX);
             return Verdict::Skip(SkipReason::TooLate {
-                due_at_ms: past_due.due_at_ms,
+                due_at_ms: due,
                 late_by_ms: past_due.late_by_ms,
-                next_due_ms: schedule.next_due_ms(now_ms),
+                next_due_ms,
             });
         }
     }
-    Verdict::Contend {
-        fence: record.fence.saturating_add(1),
-        // Running, yet nobody holds the lease: that holder is gone.
-        previous_abandoned: record.running,
-        past_due,
+    contend(past_due, None)
+}
+
+/// The token of the run holding the lock, if overlap `replace` says to break it now: it has
+/// held the lock longer than the limit, and a due time later than its own has come.
+fn stuck(
+    record: &RunRecord,
+    now_ms: u64,
+    due: Option<u64>,
+    last_due: Option<u64>,
+    options: &GuardOptions,
+) -> Option<u64> {
+    let Overlap::Replace { after_seconds } = options.overlap else { return None };
+    let held_since = record.started_ms.filter(|_| record.running)?;
+    let long_enough = now_ms.saturating_sub(held_since) >= u64::from(after_seconds) * 1000;
+    let newer_due = due? > last_due.unwrap_or(0);
+    (long_enough && newer_due && record.manual_by().is_none()).then_some(record.fence)
+}
+
+/// A replica whose schedule differs from the recorded one defers while the recorded one is
+/// kept on time; two schedules are the same when their next due times agree.
+fn conflict(record: &RunRecord, ours: &Schedule, now_ms: u64) -> Option<SkipReason> {
+    let recorded = record.recorded_schedule()?;
+    let from = now_ms.saturating_sub(1);
+    let next = |s: &Schedule| {
+        let first = s.after(from);
+        (first, first.and_then(|f| s.after(f)))
+    };
+    if next(&recorded) == next(ours) {
+        return None;
     }
+    // Overdue under its own schedule: the replicas that had it are gone; ours takes over.
+    let last = record.started_ms?;
+    let next_due = recorded.after(last)?;
+    if now_ms > next_due.saturating_add(recorded.overdue_grace_ms()) {
+        return None;
+    }
+    Some(SkipReason::ScheduleConflict { recorded: recorded.to_string(), ours: ours.to_string() })
 }
 
 #[cfg(test)]

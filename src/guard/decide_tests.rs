@@ -13,7 +13,7 @@ fn options(interval_seconds: u64) -> GuardOptions {
 /// The fence and abandoned flag of a verdict to contend (panics on a skip).
 fn contend(verdict: Verdict) -> (u64, bool) {
     match verdict {
-        Verdict::Contend { fence, previous_abandoned, .. } => (fence, previous_abandoned),
+        Verdict::Contend(Contend { fence, previous_abandoned, .. }) => (fence, previous_abandoned),
         skip => panic!("expected to contend, got {skip:?}"),
     }
 }
@@ -30,18 +30,22 @@ fn ran_at(seconds: u64, running: bool) -> RunRecord {
 #[test]
 fn a_held_lease_is_skipped_with_the_running_holder_named() {
     for state in [LeaseState::Leased, LeaseState::Breaking] {
-        let verdict = decide(&ran_at(100, true), state, at(130), &options(60));
+        let verdict = decide(&ran_at(100, true), state, at(130), None, &options(60));
         assert_eq!(
             verdict,
             Verdict::Skip(SkipReason::HeldByOther {
                 holder: Some("them".into()),
-                since_ms: Some(100_000)
+                since_ms: Some(100_000),
+                waited_ms: 0,
             })
         );
     }
     // Held, but the record is of a finished run: the current holder is not known.
-    let verdict = decide(&ran_at(100, false), LeaseState::Leased, at(200), &options(60));
-    assert_eq!(verdict, Verdict::Skip(SkipReason::HeldByOther { holder: None, since_ms: None }));
+    let verdict = decide(&ran_at(100, false), LeaseState::Leased, at(200), None, &options(60));
+    assert_eq!(
+        verdict,
+        Verdict::Skip(SkipReason::HeldByOther { holder: None, since_ms: None, waited_ms: 0 })
+    );
 }
 
 #[test]
@@ -49,10 +53,13 @@ fn a_run_for_the_same_due_time_is_not_repeated_and_the_next_due_time_runs() {
     // Due at 120; with a 15 s tolerance, arrivals in [105, 165) count for it.
     let record = ran_at(120, false);
     assert!(matches!(
-        decide(&record, LeaseState::Available, at(164), &options(60)),
+        decide(&record, LeaseState::Available, at(164), None, &options(60)),
         Verdict::Skip(SkipReason::AlreadyRan { started_ms: 120_000, .. })
     ));
-    assert_eq!(contend(decide(&record, LeaseState::Available, at(165), &options(60))), (5, false));
+    assert_eq!(
+        contend(decide(&record, LeaseState::Available, at(165), None, &options(60))),
+        (5, false)
+    );
 }
 
 #[test]
@@ -60,10 +67,13 @@ fn a_replica_whose_clock_runs_ahead_counts_for_the_coming_tick_not_the_last_one(
     // Nobody ran at 120 (a missed tick). A replica 2 s ahead fires for the 180 tick at 178 by
     // the service's clock: it must run for 180, so that an on-time replica at 180.1 skips.
     let record = ran_at(60, false);
-    assert_eq!(contend(decide(&record, LeaseState::Available, at(178), &options(60))), (5, false));
+    assert_eq!(
+        contend(decide(&record, LeaseState::Available, at(178), None, &options(60))),
+        (5, false)
+    );
     let ahead_ran = ran_at(178, false);
     assert!(matches!(
-        decide(&ahead_ran, LeaseState::Available, at(180), &options(60)),
+        decide(&ahead_ran, LeaseState::Available, at(180), None, &options(60)),
         Verdict::Skip(SkipReason::AlreadyRan { started_ms: 178_000, .. })
     ));
 }
@@ -71,7 +81,7 @@ fn a_replica_whose_clock_runs_ahead_counts_for_the_coming_tick_not_the_last_one(
 #[test]
 fn interval_zero_turns_deduplication_off() {
     assert_eq!(
-        contend(decide(&ran_at(100, false), LeaseState::Available, at(100), &options(0))),
+        contend(decide(&ran_at(100, false), LeaseState::Available, at(100), None, &options(0))),
         (5, false)
     );
 }
@@ -79,12 +89,12 @@ fn interval_zero_turns_deduplication_off() {
 #[test]
 fn an_expired_or_broken_lease_with_a_running_record_was_abandoned() {
     for state in [LeaseState::Expired, LeaseState::Broken, LeaseState::Available] {
-        let verdict = decide(&ran_at(100, true), state, at(200), &options(60));
+        let verdict = decide(&ran_at(100, true), state, at(200), None, &options(60));
         assert_eq!(contend(verdict), (5, true), "{state:?}");
     }
     // ... but an abandoned run still counts for its own due time (60: arrivals in [45, 105)).
     assert!(matches!(
-        decide(&ran_at(100, true), LeaseState::Expired, at(104), &options(60)),
+        decide(&ran_at(100, true), LeaseState::Expired, at(104), None, &options(60)),
         Verdict::Skip(SkipReason::AlreadyRan { running: true, .. })
     ));
 }
@@ -93,12 +103,12 @@ fn an_expired_or_broken_lease_with_a_running_record_was_abandoned() {
 fn a_start_recorded_for_a_later_due_time_does_not_block_until_then() {
     // Within the current due time's slot it is this tick's run ...
     assert!(matches!(
-        decide(&ran_at(125, false), LeaseState::Available, at(121), &options(60)),
+        decide(&ran_at(125, false), LeaseState::Available, at(121), None, &options(60)),
         Verdict::Skip(SkipReason::AlreadyRan { .. })
     ));
     // ... but a start hours ahead (a clock that stepped back, a hand edit) is not a run of now.
     assert_eq!(
-        contend(decide(&ran_at(50_000, false), LeaseState::Available, at(100), &options(60))),
+        contend(decide(&ran_at(50_000, false), LeaseState::Available, at(100), None, &options(60))),
         (5, false)
     );
 }
@@ -106,7 +116,7 @@ fn a_start_recorded_for_a_later_due_time_does_not_block_until_then() {
 #[test]
 fn a_fresh_lock_grants_token_one() {
     assert_eq!(
-        contend(decide(&RunRecord::default(), LeaseState::Available, at(1), &options(60))),
+        contend(decide(&RunRecord::default(), LeaseState::Available, at(1), None, &options(60))),
         (1, false)
     );
 }
@@ -125,7 +135,10 @@ fn options_are_validated_with_the_failed_relation_named() {
     assert!(error(GuardOptions::new("", 15, 60, None)).contains("holder"));
     assert!(error(GuardOptions::new("a\nb", 15, 60, None)).contains("holder"));
     assert!(error(GuardOptions::new(&"x".repeat(65), 15, 60, None)).contains("holder"));
-    assert!(error(GuardOptions::new("me", 15, 400 * 86400, None)).contains("interval"));
+    assert!(matches!(
+        GuardOptions::new("me", 15, 400 * 86400, None),
+        Err(crate::Error::BadSchedule(e)) if e.field == "interval-seconds"
+    ));
     assert_eq!(GuardOptions::new("me", 30, 60, None).unwrap().keep_alive_seconds, 10);
     assert_eq!(GuardOptions::new("me", 15, 0, Some(7)).unwrap().keep_alive_seconds, 7);
 }
@@ -140,15 +153,20 @@ const DAY: u64 = 86_400;
 fn after_downtime_one_run_catches_up_and_counts_the_missed_due_times() {
     // Last ran on day 100 at 02:00:03; nobody ran on days 101-103; a tick on day 104 at 02:00:01.
     let record = ran_at(100 * DAY + 7_203, false);
-    let verdict = decide(&record, LeaseState::Available, at(104 * DAY + 7_201), &daily_at_two());
-    let Verdict::Contend { past_due, .. } = verdict else { panic!("{verdict:?}") };
+    let verdict =
+        decide(&record, LeaseState::Available, at(104 * DAY + 7_201), None, &daily_at_two());
+    let Verdict::Contend(Contend { past_due, .. }) = verdict else { panic!("{verdict:?}") };
     assert_eq!(past_due.missed, 3);
     assert_eq!(past_due.due_at_ms, (104 * DAY + 7_200) * 1000);
     assert_eq!(past_due.late_by_ms, 1_000);
     assert_eq!(past_due.previous_start_ms, Some((100 * DAY + 7_203) * 1000));
     // On schedule the next day: nothing missed.
-    let verdict = decide(&record, LeaseState::Available, at(101 * DAY + 7_200), &daily_at_two());
-    assert!(matches!(verdict, Verdict::Contend { past_due: PastDue { missed: 0, .. }, .. }));
+    let verdict =
+        decide(&record, LeaseState::Available, at(101 * DAY + 7_200), None, &daily_at_two());
+    assert!(matches!(
+        verdict,
+        Verdict::Contend(Contend { past_due: PastDue { missed: 0, .. }, .. })
+    ));
 }
 
 #[test]
@@ -156,17 +174,19 @@ fn the_phase_moves_the_boundary_and_tolerates_a_replica_ahead_of_it() {
     // Due at 02:00 daily. A replica five seconds ahead fires at 01:59:55 by the service's clock:
     // that is today's run, and an on-time replica at 02:00:00.2 then skips.
     let yesterday = ran_at(99 * DAY + 7_200, false);
-    let early = decide(&yesterday, LeaseState::Available, at(100 * DAY + 7_195), &daily_at_two());
+    let early =
+        decide(&yesterday, LeaseState::Available, at(100 * DAY + 7_195), None, &daily_at_two());
     assert!(matches!(
         early,
-        Verdict::Contend { past_due: PastDue { missed: 0, late_by_ms: 0, .. }, .. }
+        Verdict::Contend(Contend { past_due: PastDue { missed: 0, late_by_ms: 0, .. }, .. })
     ));
     let today = ran_at(100 * DAY + 7_195, false);
-    let on_time = decide(&today, LeaseState::Available, at(100 * DAY + 7_200), &daily_at_two());
+    let on_time =
+        decide(&today, LeaseState::Available, at(100 * DAY + 7_200), None, &daily_at_two());
     assert!(matches!(on_time, Verdict::Skip(SkipReason::AlreadyRan { .. })), "{on_time:?}");
     // Midnight is no boundary for this job: a run at 01:00 still counts for yesterday's 02:00.
     let late_yesterday =
-        decide(&yesterday, LeaseState::Available, at(100 * DAY + 3_600), &daily_at_two());
+        decide(&yesterday, LeaseState::Available, at(100 * DAY + 3_600), None, &daily_at_two());
     assert!(matches!(late_yesterday, Verdict::Skip(SkipReason::AlreadyRan { .. })));
 }
 
@@ -176,7 +196,8 @@ fn a_starting_deadline_skips_a_late_tick_with_its_own_reason() {
         GuardOptions::new("me", 15, 3_600, None).unwrap().with_schedule(900, Some(120)).unwrap();
     let record = ran_at(10 * 3_600 + 900, false);
     // Due at 12:15 (index 12); a tick at 12:17:01 is 121 s late.
-    let verdict = decide(&record, LeaseState::Available, at(12 * 3_600 + 900 + 121), &options);
+    let verdict =
+        decide(&record, LeaseState::Available, at(12 * 3_600 + 900 + 121), None, &options);
     assert_eq!(
         verdict,
         Verdict::Skip(SkipReason::TooLate {
@@ -186,10 +207,11 @@ fn a_starting_deadline_skips_a_late_tick_with_its_own_reason() {
         })
     );
     // Within the deadline it runs, and says it caught up one missed due time.
-    let verdict = decide(&record, LeaseState::Available, at(12 * 3_600 + 900 + 119), &options);
+    let verdict =
+        decide(&record, LeaseState::Available, at(12 * 3_600 + 900 + 119), None, &options);
     assert!(matches!(
         verdict,
-        Verdict::Contend { past_due: PastDue { missed: 1, late_by_ms: 119_000, .. }, .. }
+        Verdict::Contend(Contend { past_due: PastDue { missed: 1, late_by_ms: 119_000, .. }, .. })
     ));
 }
 
@@ -206,20 +228,42 @@ fn schedule_options_are_validated() {
     let unscheduled = GuardOptions::new("me", 15, 0, None).unwrap();
     assert!(message(unscheduled.clone().with_schedule(5, None)).contains("offset"));
     assert!(message(unscheduled.with_schedule(0, Some(5))).contains("starting-deadline"));
-    assert_eq!(base().with_schedule(900, Some(60)).unwrap().schedule().due_time_ms(1), 4_500_000);
+    let phased = base().with_schedule(900, Some(60)).unwrap();
+    assert_eq!(phased.schedule.after(900_000), Some(4_500_000));
 }
 
 #[test]
-fn the_record_carries_its_schedule_so_the_board_can_tell_next_due_and_overdue() {
-    let record = ran_at(10 * 3_600 + 900, false).scheduled(
-        &GuardOptions::new("me", 15, 3_600, None).unwrap().with_schedule(900, None).unwrap(),
-    );
+fn the_record_carries_its_schedule_and_due_time() {
+    let options =
+        GuardOptions::new("me", 15, 3_600, None).unwrap().with_schedule(900, None).unwrap();
+    let record =
+        ran_at(10 * 3_600 + 900, false).scheduled_for(&options.schedule, (10 * 3_600 + 900) * 1000);
     let record = RunRecord::from_metadata(&record.to_metadata());
-    assert_eq!(record.schedule, Some((3_600, 900)));
-    let next = (11 * 3_600 + 900) * 1000;
-    assert_eq!(record.next_due_ms(), Some(next));
-    assert!(!record.overdue(next), "not overdue at its due time");
-    assert!(!record.overdue(next + 300_000), "nor within the tolerance (5 min for hourly)");
-    assert!(record.overdue(next + 300_001));
-    assert_eq!(ran_at(5, false).next_due_ms(), None, "no schedule recorded: nothing to say");
+    assert_eq!(record.grid, Some((3_600, 900)));
+    assert_eq!(record.recorded_schedule(), Some(options.schedule.clone()));
+    assert_eq!(record.last_due_ms(&options.schedule, 0), Some((10 * 3_600 + 900) * 1000));
+}
+
+#[test]
+fn a_paused_job_skips_even_when_a_manual_run_was_asked_for() {
+    let paused = crate::guard::Paused { by: "ops".into(), since_ms: 1, reason: "deploy".into() };
+    let asked = crate::guard::RunNow { by: "ops".into(), at_ms: 2 };
+    let record =
+        RunRecord { paused: Some(paused.clone()), run_now: Some(asked), ..ran_at(60, false) };
+    assert_eq!(
+        decide(&record, LeaseState::Available, at(200), None, &options(60)),
+        Verdict::Skip(SkipReason::Paused(paused))
+    );
+}
+
+#[test]
+fn a_manual_run_is_granted_within_a_due_time_that_already_ran() {
+    let asked = crate::guard::RunNow { by: "ops".into(), at_ms: 70_000 };
+    let record = RunRecord { run_now: Some(asked), ..ran_at(60, false) };
+    match decide(&record, LeaseState::Available, at(80), None, &options(60)) {
+        Verdict::Contend(Contend { manual_by, .. }) => {
+            assert_eq!(manual_by.as_deref(), Some("ops"))
+        }
+        other => panic!("{other:?}"),
+    }
 }

@@ -11,7 +11,7 @@
 //! the driver then looks again and decides again. The lease need not be held: a stale holder
 //! is exactly who this protects against, and the token comparisons are what do.
 
-use super::run::lease_ends;
+use super::keep_alive::lease_ends;
 use super::{RunRecord, Ticket};
 use crate::client::LeaseClient;
 use crate::config::{Account, Lock};

@@ -1,30 +1,29 @@
 //! `guarded_invoke`: look, then (if it is our turn) a conditional acquire and a conditional
-//! record write. Round trips: a follower that must skip, 1 (HEAD); a leader, 3.
+//! record write. Round trips: a follower that must skip, 1 (HEAD); a leader, 3; after a run that
+//! did not end cleanly, 4 (a look for an operator's pending call). With `wait`, a held lock is
+//! looked at again, with backoff and jitter, until it is free or the wait is over.
 
-use super::run::{is_condition_failure, release_quietly};
-use super::{
-    decide, service_clock, unix_ms, Decision, GuardOptions, RunRecord, SkipReason, Ticket, Verdict,
-};
-use crate::client::{outcome_unknown, LeaseClient};
+use super::grant::{attempt, Attempt, Look};
+use super::{operator, service_clock, Decision, GuardOptions, RunRecord, SkipReason};
+use crate::client::LeaseClient;
 use crate::config::Lock;
 use crate::error::{Error, ServiceError};
-use crate::ops::{Acquire, Inspect, InspectHeld, LeaseId, LeaseState, SetMetadata};
+use crate::ops::SetMetadata;
+use crate::retry::RetryPolicy;
 use crate::transport::{Deadline, Runtime, Transport};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 /// How often one call re-reads a record that changed under it before giving up. Each change is
 /// someone else's progress, so this only runs out under pathological churn.
 const MAX_REREADS: usize = 4;
 
-/// What one attempt at a lock came to.
-// One value per call, moved straight out: boxing the ticket would buy nothing.
-#[allow(clippy::large_enum_variant)]
-pub(crate) enum Attempt {
-    Run(Ticket),
-    Skip(SkipReason),
-    /// The record changed between our look and our acquire or write: look again.
-    Changed,
-}
+/// The backoff between looks at a held lock: 100 ms doubling to 2 s, half of it random so
+/// waiters that started together spread out.
+const WAIT_BACKOFF: RetryPolicy = RetryPolicy {
+    max_attempts: u32::MAX,
+    base_delay: Duration::from_millis(100),
+    max_delay: Duration::from_secs(2),
+};
 
 /// Asks "is it my turn?" for `lock`. Errors become `Skip(Error(…))`: a caller that cannot
 /// decide must not run.
@@ -33,9 +32,27 @@ pub fn guarded_invoke<T: Transport, R: Runtime>(
     lock: &Lock,
     options: &GuardOptions,
 ) -> Decision {
-    match invoke(client, lock, options) {
-        Ok(decision) => decision,
-        Err(error) => Decision::Skip(SkipReason::Error(error)),
+    let waiting = Deadline::after(client.runtime(), options.wait);
+    let started = client.runtime().monotonic();
+    let mut looks = 0;
+    loop {
+        let decision = match invoke(client, lock, options) {
+            Ok(decision) => decision,
+            Err(error) => Decision::Skip(SkipReason::Error(error)),
+        };
+        let Decision::Skip(SkipReason::HeldByOther { holder, since_ms, .. }) = decision else {
+            return decision;
+        };
+        let waited = client.runtime().monotonic().saturating_sub(started);
+        let pause = WAIT_BACKOFF.delay(looks + 1, client.runtime());
+        match waiting.left(client.runtime()) {
+            Some(left) if !options.wait.is_zero() => client.runtime().sleep(pause.min(left)),
+            _ => {
+                let waited_ms = waited.as_millis() as u64;
+                return Decision::Skip(SkipReason::HeldByOther { holder, since_ms, waited_ms });
+            }
+        }
+        looks += 1;
     }
 }
 
@@ -52,12 +69,30 @@ fn invoke<T: Transport, R: Runtime>(
             }
             other => other?,
         };
-        let record = RunRecord::from_metadata(&status.metadata);
-        let now = service_clock(status.server_time, "the look at the lock")?;
-        match attempt(client, lock, options, &record, status.state, status.etag, now)? {
+        let look = Look {
+            record: RunRecord::from_metadata(&status.metadata),
+            state: status.state,
+            etag: status.etag,
+            now: service_clock(status.server_time, "the look at the lock")?,
+            created: status.created,
+        };
+        match attempt(client, lock, options, &look)? {
             Attempt::Run(ticket) => return Ok(Decision::Run(ticket)),
+            Attempt::Skip(reason @ SkipReason::ScheduleConflict { .. }) => {
+                note_conflict(client, lock, options, &look);
+                return Ok(Decision::Skip(reason));
+            }
             Attempt::Skip(reason) => return Ok(Decision::Skip(reason)),
-            Attempt::Changed => continue,
+            Attempt::Pending(pending) => {
+                // An operator's call left while the last run held the lock: into the record
+                // now (it is free), then decide again.
+                let applied = pending.apply(look.record.clone());
+                let write = SetMetadata::new(applied.to_metadata(), None, look.etag.clone())?;
+                if client.execute(lock, &write).is_ok() {
+                    let _ = operator::clear(client, lock, &pending);
+                }
+            }
+            Attempt::Changed => {}
         }
     }
     // Requests were sent and answered: this is the service's last word, a failed condition.
@@ -72,185 +107,28 @@ fn invoke<T: Transport, R: Runtime>(
     }))
 }
 
-/// Decides from one look (`record`, `state`, `etag`, service time `now`) and, if it is our
-/// turn, takes the lease and records the grant, each conditional on that look. Never grants a
-/// run whose lease period (counted on the monotonic clock from before the acquire) has run out.
-pub(crate) fn attempt<T: Transport, R: Runtime>(
+/// Leaves a note of this replica's schedule on the board, once per conflicting schedule: one
+/// write, conditional on the look, and only while no lease is held. Best effort.
+fn note_conflict<T: Transport, R: Runtime>(
     client: &mut LeaseClient<T, R>,
     lock: &Lock,
     options: &GuardOptions,
-    record: &RunRecord,
-    state: LeaseState,
-    etag: Option<String>,
-    now: SystemTime,
-) -> Result<Attempt, Error> {
-    let fence = match decide(record, state, now, options) {
-        Verdict::Skip(reason) => return Ok(Attempt::Skip(reason)),
-        Verdict::Contend { fence, .. } => fence,
+    look: &Look,
+) {
+    let schedule = options.schedule.recorded();
+    let known = look.record.conflict.as_ref().is_some_and(|c| c.schedule == schedule);
+    if known
+        || matches!(look.state, crate::ops::LeaseState::Leased | crate::ops::LeaseState::Breaking)
+    {
+        return;
+    }
+    let conflict = super::Conflict {
+        schedule,
+        holder: options.holder.clone(),
+        seen_ms: super::unix_ms(look.now),
     };
-    // Without it the acquire would not be conditional on the look: a record written since
-    // (another replica's grant) would be overwritten.
-    let etag = etag.ok_or_else(|| {
-        super::unexpected("the look at the lock has no ETag, so the acquire cannot be conditional")
-    })?;
-    let lease_id = LeaseId::random(client.runtime());
-    let sent_at = client.runtime().now();
-    let deadline = Deadline::after(client.runtime(), options.lease_period());
-    let acquire = Acquire::new(options.lease_duration(), lease_id.clone())?.if_match(Some(etag));
-    let grant = match client.execute_by(lock, &acquire, Some(deadline)) {
-        Ok(grant) => grant,
-        Err(Error::HeldByOther(_)) => {
-            return Ok(Attempt::Skip(SkipReason::HeldByOther { holder: None, since_ms: None }))
-        }
-        Err(error) if is_condition_failure(&error) => return Ok(Attempt::Changed),
-        Err(error) => {
-            if outcome_unknown(&error) && !client.release_unheard(lock, &lease_id, Some(deadline)) {
-                return Err(error.context(&format!(
-                    "the lease may have been granted (id {lease_id}) and its release was not \
-                     heard either: it may hold the lock until it expires (within {} s); no run \
-                     was recorded",
-                    options.lease_seconds
-                )));
-            }
-            return Err(error);
-        }
-    };
-    // The due time is judged again at the grant's service time: the look may have counted for
-    // the previous one. The record is unchanged since the look (the acquire was conditional).
-    let started = grant.server_time.unwrap_or(now).max(now);
-    let (previous_abandoned, past_due) =
-        match decide(record, LeaseState::Available, started, options) {
-            Verdict::Contend { previous_abandoned, past_due, .. } => (previous_abandoned, past_due),
-            Verdict::Skip(reason) => {
-                release_quietly(client, lock, &lease_id, deadline);
-                return Ok(Attempt::Skip(reason));
-            }
-        };
-    let started_ms = unix_ms(started);
-    let granted = record.granted(fence, started_ms, &options.holder).scheduled(options);
-    let used_up = UsedUp { fence, holder: &options.holder, due_at_ms: past_due.due_at_ms };
-    let write = SetMetadata::new(granted.to_metadata(), Some(lease_id.clone()), grant.etag)?;
-    if let Err(error) = client.execute_by(lock, &write, Some(deadline)) {
-        match landed(client, lock, &lease_id, &granted, deadline, &error) {
-            Landed::Yes => {}
-            Landed::No => {
-                release_quietly(client, lock, &lease_id, deadline);
-                return if is_condition_failure(&error) {
-                    Ok(Attempt::Changed)
-                } else {
-                    Err(error)
-                };
-            }
-            Landed::WithoutLease => return Err(error.context(&used_up.lost())),
-            Landed::Unknown => {
-                client.release_unheard(lock, &lease_id, None);
-                return Err(error.context(&used_up.maybe()));
-            }
-        }
-    }
-    if deadline.left(client.runtime()).is_none() {
-        // Granted too late to be safe: the lease may already be someone else's. Ours may still
-        // live a moment on the service (its period started when the acquire arrived): one
-        // release attempt, outside the spent budget, frees it.
-        client.release_unheard(lock, &lease_id, None);
-        return Err(Error::LeaseLost(ServiceError {
-            status: 0,
-            code: None,
-            request_id: None,
-            message: format!(
-                "granting the run took longer than the {} s lease; not running; {}",
-                options.lease_seconds,
-                used_up.lost()
-            ),
-        }));
-    }
-    Ok(Attempt::Run(Ticket {
-        lock: lock.clone(),
-        lease_id,
-        fencing_token: fence,
-        interval: options.schedule().due_index(started_ms),
-        started_ms,
-        deadline: sent_at + options.lease_period(),
-        keep_alive_by: sent_at + Duration::from_secs(options.keep_alive_seconds.into()),
-        lease_deadline: Some(deadline),
-        previous_abandoned,
-        past_due,
-        options: options.clone(),
-    }))
-}
-
-/// Whether a record write that failed landed after all.
-enum Landed {
-    Yes,
-    No,
-    /// It landed, but our lease is gone: the grant stands in the record and will not run.
-    WithoutLease,
-    /// It may have: nothing more could be learned.
-    Unknown,
-}
-
-/// After a failed write of `expected`: a refusal that says nothing was written is `No`; an
-/// answer that was lost or a failed condition (the retry of a write that landed unheard fails
-/// its `If-Match`) is settled by one more look, under our lease id, so the service itself
-/// refuses it if the lease expired or was taken meanwhile. Token, start and holder are unique
-/// to one grant, so an equal record is ours.
-fn landed<T: Transport, R: Runtime>(
-    client: &mut LeaseClient<T, R>,
-    lock: &Lock,
-    lease_id: &LeaseId,
-    expected: &RunRecord,
-    deadline: Deadline,
-    error: &Error,
-) -> Landed {
-    if !is_condition_failure(error) && !outcome_unknown(error) {
-        return Landed::No;
-    }
-    let ours = |metadata: &[(String, String)]| RunRecord::from_metadata(metadata) == *expected;
-    match client.execute_by(lock, &InspectHeld { lease_id: lease_id.clone() }, Some(deadline)) {
-        Ok(status) if status.state == LeaseState::Leased && ours(&status.metadata) => Landed::Yes,
-        Ok(_) => Landed::No,
-        Err(Error::LeaseLost(_)) => match client.execute(lock, &Inspect) {
-            Ok(status) if ours(&status.metadata) => Landed::WithoutLease,
-            Ok(_) => Landed::No,
-            Err(_) => Landed::Unknown,
-        },
-        Err(_) => Landed::Unknown,
-    }
-}
-
-/// What a grant that will not run leaves in the record, for the error that says so.
-struct UsedUp<'a> {
-    fence: u64,
-    holder: &'a str,
-    due_at_ms: u64,
-}
-
-impl UsedUp<'_> {
-    fn due(&self) -> String {
-        match self.due_at_ms {
-            0 => "this run".into(),
-            at => format!("the due time {at} (ms since the Unix epoch)"),
-        }
-    }
-
-    fn lost(&self) -> String {
-        format!(
-            "{} is used up: the record names this call's grant (holder {:?}, fencing token {}), \
-             which will not run and shows as abandoned",
-            self.due(),
-            self.holder,
-            self.fence
-        )
-    }
-
-    fn maybe(&self) -> String {
-        format!(
-            "{} may be used up: the record naming this call's grant (holder {:?}, fencing token \
-             {}) may have been written; if so it shows as abandoned, and the lease was released \
-             or expires within one lease period",
-            self.due(),
-            self.holder,
-            self.fence
-        )
+    let noted = RunRecord { conflict: Some(conflict), ..look.record.clone() };
+    if let Ok(write) = SetMetadata::new(noted.to_metadata(), None, look.etag.clone()) {
+        let _ = client.execute(lock, &write);
     }
 }

@@ -1,20 +1,10 @@
 //! The run record kept in the lock blob's metadata: the last grant's fencing token, start,
-//! stop, running flag, outcome and holder. Pure encode/decode. The lock blob's metadata belongs
-//! to traffic-cop: keys without the `tc_` prefix are not kept, and `tc_` keys this build does
-//! not know (a newer build's, in a rolling upgrade) are kept as they are through every write.
+//! stop, running flag, outcome and holder; the due time and schedule of the last scheduled
+//! grant; the operator's pause and run-now; a schedule conflict seen. Pure; the keys and their
+//! encoding are in `record_keys`.
 
-/// Metadata names: identifiers, because Azurite accepts nothing else (and Azure lowercases).
-pub(super) const FENCE: &str = "tc_fence";
-const START: &str = "tc_start";
-const STOP: &str = "tc_stop";
-const RUNNING: &str = "tc_running";
-const OUTCOME: &str = "tc_outcome";
-const HOLDER: &str = "tc_holder";
-const EVERY: &str = "tc_every";
-const PHASE: &str = "tc_phase";
-const KNOWN: [&str; 8] = [FENCE, START, STOP, RUNNING, OUTCOME, HOLDER, EVERY, PHASE];
-/// What every key of the record starts with.
-const PREFIX: &str = "tc_";
+use super::record_keys;
+use crate::schedule::Schedule;
 
 /// Outcome text is kept short: it is a status line, not a log.
 const MAX_OUTCOME_CHARS: usize = 200;
@@ -33,63 +23,76 @@ pub struct RunRecord {
     pub outcome: Option<String>,
     /// Label of the last run's holder.
     pub holder: Option<String>,
-    /// The schedule the last run was granted under (interval, offset in seconds), so the board
-    /// can say when the lock is next due without being told.
-    pub schedule: Option<(u64, u64)>,
+    /// The (interval, offset) seconds of the last grant under a grid schedule, as guard@0.1.0
+    /// and @0.2.0 builds read it for their boards.
+    pub grid: Option<(u64, u64)>,
+    /// (token, due ms) of the last scheduled grant made by a build that records due times.
+    pub due: Option<(u64, u64)>,
+    /// The schedule of the last scheduled grant ([`Schedule::recorded`]).
+    pub schedule: Option<String>,
+    /// (token, who asked): that run was a manual one.
+    pub manual: Option<(u64, String)>,
+    /// (token, the token of the run it replaced).
+    pub replaced: Option<(u64, u64)>,
+    pub paused: Option<Paused>,
+    pub run_now: Option<RunNow>,
+    pub conflict: Option<Conflict>,
     /// `tc_` keys this build does not know, with their values, written back unchanged.
     pub unknown: Vec<(String, String)>,
+}
+
+/// Who paused the job, when (service clock, ms) and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Paused {
+    pub by: String,
+    pub since_ms: u64,
+    pub reason: String,
+}
+
+/// A manual run asked for and not yet run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunNow {
+    pub by: String,
+    pub at_ms: u64,
+}
+
+/// A replica with another schedule deferred to the recorded one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Conflict {
+    pub schedule: String,
+    pub holder: String,
+    pub seen_ms: u64,
 }
 
 impl RunRecord {
     /// Reads a record from metadata; missing or unreadable fields read as "never".
     pub fn from_metadata(metadata: &[(String, String)]) -> RunRecord {
-        let get = |key: &str| {
-            metadata.iter().find(|(k, _)| k.eq_ignore_ascii_case(key)).map(|(_, v)| v.as_str())
-        };
-        let number = |key: &str| get(key).and_then(|v| v.parse::<u64>().ok());
-        let text = |key: &str| get(key).filter(|v| !v.is_empty()).map(decode);
-        RunRecord {
-            fence: number(FENCE).unwrap_or(0),
-            started_ms: number(START),
-            stopped_ms: number(STOP),
-            running: get(RUNNING) == Some("true"),
-            outcome: text(OUTCOME),
-            holder: text(HOLDER),
-            schedule: number(EVERY)
-                .filter(|every| *every > 0)
-                .map(|every| (every, number(PHASE).filter(|phase| *phase < every).unwrap_or(0))),
-            unknown: metadata
-                .iter()
-                .filter(|(k, _)| {
-                    k.get(..PREFIX.len()).is_some_and(|p| p.eq_ignore_ascii_case(PREFIX))
-                        && !KNOWN.iter().any(|known| k.eq_ignore_ascii_case(known))
-                })
-                .cloned()
-                .collect(),
-        }
+        record_keys::read(metadata)
     }
 
     pub fn to_metadata(&self) -> Vec<(String, String)> {
-        let mut pairs = vec![
-            (FENCE.to_string(), self.fence.to_string()),
-            (RUNNING.to_string(), self.running.to_string()),
-        ];
-        let mut push = |key: &str, value: Option<String>| {
-            if let Some(value) = value {
-                pairs.push((key.to_string(), value));
-            }
-        };
-        push(START, self.started_ms.map(|v| v.to_string()));
-        push(STOP, self.stopped_ms.map(|v| v.to_string()));
-        push(OUTCOME, self.outcome.as_deref().map(encode));
-        push(HOLDER, self.holder.as_deref().map(encode));
-        push(EVERY, self.schedule.map(|(every, _)| every.to_string()));
-        push(PHASE, self.schedule.map(|(_, phase)| phase.to_string()));
-        pairs.extend(self.unknown.iter().cloned());
-        pairs
+        record_keys::write(self)
     }
 
-    /// The record a new grant writes: the next token, running, no stop yet.
+    /// The current run (the last grant) was a manual one: who asked.
+    pub fn manual_by(&self) -> Option<&str> {
+        self.manual.as_ref().filter(|(fence, _)| *fence == self.fence).map(|(_, by)| by.as_str())
+    }
+
+    /// The due time the last *scheduled* run was for. Manual runs do not count. A grant by a
+    /// build that does not record due times (a rolling upgrade) is read from its start, as that
+    /// build judged it: the latest due time of `schedule` at or before `start + early_ms`.
+    pub fn last_due_ms(&self, schedule: &Schedule, early_ms: u64) -> Option<u64> {
+        let tagged_now = self.due.is_some_and(|(fence, _)| fence == self.fence);
+        if tagged_now || self.manual_by().is_some() {
+            return self.due.map(|(_, due)| due);
+        }
+        let started = self.started_ms?;
+        schedule.at_or_before(started.saturating_add(early_ms)).or(Some(started))
+    }
+
+    /// The record a new grant writes: the next token, running, no stop yet; the operator's and
+    /// a newer build's fields carried over, a fulfilled run-now and a settled conflict dropped.
     pub fn granted(&self, fence: u64, started_ms: u64, holder: &str) -> RunRecord {
         RunRecord {
             fence,
@@ -97,33 +100,28 @@ impl RunRecord {
             stopped_ms: None,
             running: true,
             outcome: None,
-            // Empty text is not written (a metadata value cannot be told from an absent one).
             holder: Some(holder.to_string()).filter(|h| !h.is_empty()),
-            schedule: None,
-            unknown: self.unknown.clone(),
+            manual: None,
+            replaced: None,
+            run_now: None,
+            conflict: None,
+            ..self.clone()
         }
     }
 
-    /// This record, noting the schedule of the options it was granted under.
-    pub fn scheduled(self, options: &super::GuardOptions) -> RunRecord {
-        let schedule = (options.interval_seconds > 0)
-            .then_some((options.interval_seconds, options.offset_seconds));
-        RunRecord { schedule, ..self }
-    }
-
-    /// The first due time after the last run's, if the lock has a schedule and a run.
-    pub fn next_due_ms(&self) -> Option<u64> {
-        let (every, phase) = self.schedule?;
-        Some(super::Schedule::new(every, phase).next_due_ms(self.started_ms?))
-    }
-
-    /// Whether, at service time `now_ms`, the next due time has passed by more than the skew
-    /// tolerance with no run for it: a run was missed (or is very late).
-    pub fn overdue(&self, now_ms: u64) -> bool {
-        let (Some((every, phase)), Some(next)) = (self.schedule, self.next_due_ms()) else {
-            return false;
+    /// This grant was for `due_ms` under `schedule`.
+    pub fn scheduled_for(self, schedule: &Schedule, due_ms: u64) -> RunRecord {
+        let grid = match schedule {
+            Schedule::Every(every) => Some((every.interval_seconds(), every.offset_seconds())),
+            _ => None,
         };
-        now_ms > next.saturating_add(super::Schedule::new(every, phase).tolerance_ms())
+        let due = schedule.is_scheduled().then_some((self.fence, due_ms));
+        RunRecord { grid, due, schedule: Some(schedule.recorded()), ..self }
+    }
+
+    /// This grant was a manual run asked for by `by`.
+    pub fn manual_for(self, by: &str) -> RunRecord {
+        RunRecord { manual: Some((self.fence, by.to_string())), ..self }
     }
 
     /// The record `complete` writes.
@@ -136,61 +134,17 @@ impl RunRecord {
             ..self.clone()
         }
     }
-}
 
-/// Metadata values travel as HTTP header values: visible ASCII stays, everything else (and `%`)
-/// is percent-encoded, so any holder label or outcome text survives the round trip.
-fn encode(text: &str) -> String {
-    crate::percent::encode(text, crate::percent::visible_ascii)
-}
-
-fn decode(text: &str) -> String {
-    crate::percent::decode(text, false)
+    /// The recorded schedule, when this build can read it.
+    pub fn recorded_schedule(&self) -> Option<Schedule> {
+        if let Some(text) = &self.schedule {
+            return Schedule::from_recorded(text);
+        }
+        let (every, phase) = self.grid?;
+        crate::schedule::Every::new(every, phase).ok().map(Schedule::Every)
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_record_survives_metadata_round_trip_with_any_text() {
-        let record = RunRecord::default()
-            .granted(7, 1_735_689_600_000, "replica 3 — ü%20\n")
-            .completed(1_735_689_601_500, "failure: disk full; 100% used");
-        let metadata = record.to_metadata();
-        assert!(metadata.iter().all(|(_, v)| v.bytes().all(|b| (0x21..0x7f).contains(&b))));
-        assert_eq!(RunRecord::from_metadata(&metadata), record);
-    }
-
-    #[test]
-    fn missing_or_garbage_fields_read_as_never() {
-        let garbage = [("tc_fence".into(), "x".into()), ("tc_start".into(), "-1".into())];
-        assert_eq!(RunRecord::from_metadata(&garbage), RunRecord::default());
-        assert_eq!(RunRecord::from_metadata(&[]), RunRecord::default());
-    }
-
-    #[test]
-    fn tc_keys_this_build_does_not_know_survive_every_write() {
-        let stored = [
-            ("tc_fence".to_string(), "4".to_string()),
-            ("tc_running".into(), "false".into()),
-            ("tc_from_a_newer_build".into(), "x%20y".into()),
-            ("TC_Shouting".into(), "1".into()),
-            ("not_ours".into(), "dropped".into()),
-        ];
-        let record = RunRecord::from_metadata(&stored);
-        let granted = record.granted(5, 1_000, "b").completed(2_000, "success");
-        let written = granted.to_metadata();
-        for kept in ["tc_from_a_newer_build", "TC_Shouting"] {
-            assert!(written.iter().any(|(k, _)| k == kept), "{kept} lost: {written:?}");
-        }
-        assert!(!written.iter().any(|(k, _)| k == "not_ours"));
-        assert_eq!(RunRecord::from_metadata(&written).unknown, record.unknown);
-    }
-
-    #[test]
-    fn outcome_text_is_capped() {
-        let record = RunRecord::default().completed(1, &"x".repeat(1000));
-        assert_eq!(record.outcome.unwrap().len(), MAX_OUTCOME_CHARS);
-    }
-}
+#[path = "record_tests.rs"]
+mod tests;

@@ -33,6 +33,8 @@ impl Op for Inspect {
             etag: response_header(response, "etag"),
             last_modified: response_header(response, "last-modified"),
             server_time: server_time(response),
+            created: response_header(response, "x-ms-creation-time")
+                .and_then(|d| crate::http_date::parse(&d)),
         })
     }
 }

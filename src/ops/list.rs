@@ -42,6 +42,8 @@ pub struct ListedBlob {
     pub etag: Option<String>,
     pub state: LeaseState,
     pub metadata: Vec<(String, String)>,
+    /// `Creation-Time`, if listed.
+    pub created: Option<SystemTime>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -89,6 +91,7 @@ struct Partial {
     etag: Option<String>,
     state: Option<LeaseState>,
     metadata: Vec<(String, String)>,
+    created: Option<SystemTime>,
 }
 
 impl Partial {
@@ -100,6 +103,7 @@ impl Partial {
             etag: self.etag,
             state: self.state.unwrap_or(LeaseState::Available),
             metadata: self.metadata,
+            created: self.created,
         })
     }
 }
@@ -149,6 +153,9 @@ fn parse_page(body: &str) -> Option<(Vec<ListedBlob>, Option<String>)> {
                 } else {
                     format!("\"{etag}\"")
                 })
+            }
+            (["Blobs", "Blob", "Properties", "Creation-Time"], Node::Close { text }) => {
+                current.created = crate::http_date::parse(text.trim())
             }
             (["Blobs", "Blob", "Properties", "LeaseState"], Node::Close { text }) => {
                 current.state = LeaseState::parse(text.trim())

@@ -163,4 +163,6 @@ pub struct LockStatus {
     pub last_modified: Option<String>,
     /// The service's `Date` when it answered.
     pub server_time: Option<SystemTime>,
+    /// When the blob was created (`x-ms-creation-time`), if the service said.
+    pub created: Option<SystemTime>,
 }

@@ -66,9 +66,7 @@ impl World for Virtual {
                 Seen::AlreadyRan { holder, running, outcome }
             }
             Decision::Skip(SkipReason::Error(error)) => Seen::Error(error.to_string()),
-            Decision::Skip(late @ SkipReason::TooLate { .. }) => {
-                Seen::Error(format!("no starting deadline was set, yet {late:?}"))
-            }
+            Decision::Skip(other) => Seen::Error(format!("no such skip was set up, yet {other:?}")),
         }
     }
 
@@ -165,9 +163,9 @@ fn virtual_contention_over_five_hundred_ticks_never_double_runs() {
             world.advance(Duration::from_millis(next() % 40));
             match world.invoke_every("contended", &format!("c{contender}"), 1) {
                 Seen::Run { ticket, token, .. } => {
-                    grants.push((token, ticket.interval));
+                    grants.push((token, ticket.past_due.due_at_ms / 1000));
                     if next().is_multiple_of(20) {
-                        crashes.push(ticket.interval);
+                        crashes.push(ticket.past_due.due_at_ms / 1000);
                     } else {
                         world.complete(&ticket, true).unwrap();
                     }

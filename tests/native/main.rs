@@ -11,6 +11,7 @@ mod support;
 mod budgets;
 mod claim_scale;
 mod client;
+mod cron_croner;
 mod edges;
 mod entra;
 mod fenced;

@@ -132,7 +132,7 @@ fn the_board_shows_the_next_due_time_and_flags_a_missed_one() {
     world.at_due(K + 1, 0);
     let entry = board(&world).pop().unwrap();
     assert_eq!((entry.next_due_ms, entry.overdue), (Some(next), false));
-    assert_eq!(entry.record.schedule, Some((INTERVAL, OFFSET)));
+    assert_eq!(entry.record.grid, Some((INTERVAL, OFFSET)));
     // Five minutes (the tolerance for an hourly job) after the due time with no run: overdue.
     world.at_due(K + 1, 301);
     assert!(board(&world).pop().unwrap().overdue);

@@ -33,15 +33,17 @@ fn granted(world: &World, holder: &str) -> Ticket {
 fn complete_whose_record_write_landed_unheard_still_releases() {
     let world = World::new();
     let ticket = granted(&world, "alpha");
-    // The record write (request 1 of complete) lands; its answer is lost; the retry's If-Match
-    // then fails, since the write it repeats changed the ETag.
+    // The record write (complete's first request: the ticket carries the grant's record) lands;
+    // its answer is lost; the retry's If-Match then fails, since the write it repeats changed
+    // the ETag.
     let hooked =
         Hooked::new(world.service.clone())
-            .after(|i, _, response| if i == 1 { lost() } else { Ok(response) });
+            .after(|i, _, response| if i == 0 { lost() } else { Ok(response) });
     let mut client = world.client_over(hooked);
     guard::complete(&mut client, &ticket, &Outcome::Success).unwrap();
     let steps: Vec<&str> = client.transport().log.iter().map(|(_, s, _)| s.as_str()).collect();
-    assert_eq!(steps, ["look", "comp=metadata", "comp=metadata", "look", "release"]);
+    // Write, its retry, the settling look, the look for an operator's pending call, release.
+    assert_eq!(steps, ["comp=metadata", "comp=metadata", "look", "look", "release"]);
     let stored = record(&world);
     assert_eq!((stored.running, stored.outcome.as_deref()), (false, Some("success")));
     // Released: the next replica is granted at once, not after the lease period.
@@ -53,9 +55,7 @@ fn complete_that_cannot_learn_whether_its_write_landed_says_so() {
     let world = World::new();
     let ticket = granted(&world, "alpha");
     // Every answer from the record write on is lost (the writes land).
-    let hooked =
-        Hooked::new(world.service.clone())
-            .after(|i, _, response| if i >= 1 { lost() } else { Ok(response) });
+    let hooked = Hooked::new(world.service.clone()).after(|_, _, _| lost());
     let error =
         guard::complete(&mut world.client_over(hooked), &ticket, &Outcome::Success).unwrap_err();
     assert!(matches!(error, Error::Transport(_)), "{error}");

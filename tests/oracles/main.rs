@@ -3,7 +3,9 @@
 //! by scripts/oracle-tools), over thousands of random cases each. Reported as ignored without
 //! the venv (a failure under `CI=true`).
 
+mod zones;
+
 fn main() {
-    let tests: Vec<Vec<traffic_cop_testbed::runner::Test>> = vec![];
+    let tests: Vec<Vec<traffic_cop_testbed::runner::Test>> = vec![zones::tests()];
     traffic_cop_testbed::runner::run(tests.concat(), 2)
 }

@@ -4,19 +4,32 @@
 //! world is made and how its storage round trips are counted differ.
 
 use crate::scenarios::{Failure, Row, Seen, World};
+use std::collections::HashMap;
 use std::time::{Duration, SystemTime};
 use traffic_cop_wasm_host::component::{
-    fresh, Decision, GuardOptions, LeaseError, LeaseState, Location, Lock, Outcome, SkipReason,
-    Ticket,
+    fresh, Decision, GuardOptions, Instance, LeaseError, LeaseState, Location, Lock, Outcome,
+    SkipReason, Ticket,
 };
 
 pub struct ComponentWorld {
     pub location: Location,
     /// Storage round trips so far (whatever keeps the counter alive lives in the closure).
     pub storage_requests: Box<dyn Fn() -> u64 + Send>,
+    /// The instance that granted each run still held (by lease id): one event's calls reach one
+    /// instance, as on Spin, where the request that was granted also keeps alive and completes.
+    pub granted_on: HashMap<String, Instance>,
 }
 
 impl ComponentWorld {
+    pub fn over(location: Location, storage_requests: Box<dyn Fn() -> u64 + Send>) -> Self {
+        ComponentWorld { location, storage_requests, granted_on: HashMap::new() }
+    }
+
+    /// The instance that granted `ticket` (a fresh one for a ticket this world did not grant).
+    fn instance_of(&mut self, ticket: &Ticket) -> &mut Instance {
+        self.granted_on.entry(ticket.lease_id.clone()).or_insert_with(fresh)
+    }
+
     pub fn lock(&self, name: &str) -> Lock {
         Lock {
             connection_string: self.location.connection_string.clone(),
@@ -74,16 +87,23 @@ impl World for ComponentWorld {
     }
 
     fn invoke_every(&mut self, lock: &str, holder: &str, interval_seconds: u64) -> Seen<Ticket> {
-        seen(fresh().guarded_invoke(&self.lock(lock), &options(holder, interval_seconds)))
+        let mut instance = fresh();
+        let decision =
+            instance.guarded_invoke(&self.lock(lock), &options(holder, interval_seconds));
+        if let Decision::Run(ticket) = &decision {
+            self.granted_on.insert(ticket.lease_id.clone(), instance);
+        }
+        seen(decision)
     }
 
     fn keep_alive(&mut self, ticket: &Ticket) -> Result<(), Failure> {
-        fresh().keep_alive(ticket).map(drop).map_err(failure)
+        self.instance_of(ticket).keep_alive(ticket).map(drop).map_err(failure)
     }
 
     fn complete(&mut self, ticket: &Ticket, success: bool) -> Result<(), Failure> {
         let outcome = if success { Outcome::Success } else { Outcome::Failure("scripted".into()) };
-        fresh().complete(ticket, &outcome).map_err(failure)
+        let mut instance = self.granted_on.remove(&ticket.lease_id).unwrap_or_else(fresh);
+        instance.complete(ticket, &outcome).map_err(failure)
     }
 
     fn claim(

@@ -8,7 +8,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 wasmtime::component::bindgen!({
-    world: "traffic-cop:lease/lease-provider@0.2.0",
+    world: "traffic-cop:lease/lease-provider@0.3.0",
     path: "../../wit",
 });
 
@@ -24,6 +24,11 @@ pub use exports::traffic_cop::lease0_2_0::identity::AccessToken;
 
 pub mod v2 {
     pub use super::exports::traffic_cop::lease0_2_0::guard::*;
+}
+
+/// The 0.3.0 guard's types (cron schedules in time zones, the operator's verbs).
+pub mod v3 {
+    pub use super::exports::traffic_cop::lease0_3_0::guard::*;
 }
 
 pub struct State {

@@ -30,6 +30,7 @@ impl State {
             None => return error(411, "MissingContentLengthHeader"),
         }
         let lease_id = header("x-ms-lease-id");
+        let created = self.blobs.get(&key).map_or(now, |blob| blob.created);
         let lease = match self.blobs.get(&key) {
             None if header("if-match").is_some() => return error(412, "ConditionNotMet"),
             None => Lease::Available,
@@ -49,8 +50,30 @@ impl State {
         let metadata = request_metadata(request);
         self.next_etag += 1;
         let etag = self.next_etag;
-        self.blobs.insert(key, Blob { etag, lease, metadata, body: request.body().clone() });
+        let body = request.body().clone();
+        self.blobs.insert(key, Blob { created, etag, lease, metadata, body });
         (201, vec![("etag".into(), format!("\"{etag}\""))], Vec::new())
+    }
+}
+
+impl State {
+    /// Delete Blob: conditional on `If-Match`; under a lease it must carry the lease id.
+    pub(super) fn delete_blob(
+        &mut self,
+        key: &(String, String),
+        header: &dyn Fn(&str) -> Option<String>,
+        now: SystemTime,
+    ) -> Answer {
+        let Some(blob) = self.blobs.get(key) else { return error(404, "BlobNotFound") };
+        if header("if-match").is_some_and(|m| m != format!("\"{}\"", blob.etag)) {
+            return error(412, "ConditionNotMet");
+        }
+        if let Err(refusal) = write_lease(settle(blob.lease.clone(), now), header("x-ms-lease-id"))
+        {
+            return refusal;
+        }
+        self.blobs.remove(key);
+        (202, vec![], Vec::new())
     }
 }
 

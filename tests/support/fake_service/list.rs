@@ -24,6 +24,7 @@ impl FakeService {
         state.containers.insert(container.to_string());
         state.next_etag += 1;
         let blob = Blob {
+            created: std::time::SystemTime::UNIX_EPOCH,
             etag: state.next_etag,
             lease: Lease::Available,
             metadata: metadata.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
@@ -96,8 +97,9 @@ impl Blob {
         let metadata: String =
             self.metadata.iter().map(|(k, v)| format!("<{k}>{}</{k}>", escape(v))).collect();
         format!(
-            "<Blob>{name}<Properties><Etag>{}</Etag><LeaseStatus>{}</LeaseStatus>\
+            "<Blob>{name}<Properties><Creation-Time>{}</Creation-Time><Etag>{}</Etag><LeaseStatus>{}</LeaseStatus>\
              <LeaseState>{}</LeaseState></Properties><Metadata>{metadata}</Metadata></Blob>",
+            httpdate::fmt_http_date(self.created),
             self.etag,
             if self.locked() { "locked" } else { "unlocked" },
             self.state_name()

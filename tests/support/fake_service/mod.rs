@@ -60,6 +60,8 @@ pub(super) enum Lease {
 }
 
 struct Blob {
+    /// When the blob was first written (kept across overwrites, as the service does).
+    created: SystemTime,
     etag: u64,
     lease: Lease,
     metadata: BTreeMap<String, String>,
@@ -150,6 +152,9 @@ impl FakeService {
                 if method == "PUT" && query.is_empty() {
                     return state.put_blob(key, request, &header, now);
                 }
+                if method == "DELETE" && query.is_empty() {
+                    return state.delete_blob(&key, &header, now);
+                }
                 let etag = state.next_etag;
                 let Some(blob) = state.blobs.get_mut(&key) else {
                     return error(404, "BlobNotFound");
@@ -207,6 +212,7 @@ impl Blob {
             ("etag".to_string(), format!("\"{}\"", self.etag)),
             ("x-ms-lease-state".into(), self.state_name().into()),
             ("x-ms-lease-status".into(), if self.locked() { "locked" } else { "unlocked" }.into()),
+            ("x-ms-creation-time".into(), httpdate::fmt_http_date(self.created)),
         ];
         if let Lease::Leased { expires, .. } = &self.lease {
             headers.push((

@@ -14,5 +14,5 @@ pub fn bearer_world() -> ComponentWorld {
     let env = Env::new();
     let connection_string = env.connection_string(Source::ClientSecret);
     let location = Location { connection_string, container: env.container.clone() };
-    ComponentWorld { location, storage_requests: Box::new(move || env.storage_trips() as u64) }
+    ComponentWorld::over(location, Box::new(move || env.storage_trips() as u64))
 }

@@ -12,7 +12,7 @@ use traffic_cop_testbed::azurite::{connection_string_for_port, Azurite};
 use traffic_cop_testbed::proxy::CountingProxy;
 use traffic_cop_testbed::EMULATOR_KEY_B64;
 use traffic_cop_wasm_host::component::{
-    fresh, Decision, GuardOptions, LeaseError, Location, Lock, SkipReason,
+    fresh, Decision, GuardOptions, LeaseError, Location, Lock, Outcome, SkipReason,
 };
 
 /// Shared Key through a counting proxy: one container per world.
@@ -24,10 +24,8 @@ impl ComponentWorld {
         let proxy = CountingProxy::start(Azurite::shared().port);
         let container = format!("g{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::SeqCst));
         let connection_string = connection_string_for_port(proxy.port, EMULATOR_KEY_B64);
-        ComponentWorld {
-            location: Location { connection_string, container },
-            storage_requests: Box::new(move || proxy.requests()),
-        }
+        let location = Location { connection_string, container };
+        ComponentWorld::over(location, Box::new(move || proxy.requests()))
     }
 }
 
@@ -64,7 +62,26 @@ fn bad_guard_input_is_a_typed_error_without_a_trap() {
     );
 }
 
+/// A ticket kept past its event (a queue, a later request) comes back to an instance that never
+/// saw its grant: `complete` reads the record under the lease first, one round trip more than
+/// on the granting instance, and closes the run all the same.
+fn a_ticket_completed_on_another_instance_reads_the_record_first() {
+    let world = Real::new();
+    let ticket = match fresh().guarded_invoke(&world.lock("elsewhere"), &options("alpha", 60)) {
+        Decision::Run(ticket) => ticket,
+        other => panic!("expected a run, got {other:?}"),
+    };
+    let before = world.requests();
+    fresh().complete(&ticket, &Outcome::Success).unwrap();
+    assert_eq!(world.requests() - before, 4, "look, record, operator's pending call, release");
+    let next = fresh().guarded_invoke(&world.lock("elsewhere"), &options("bravo", 0));
+    assert!(matches!(&next, Decision::Run(t) if t.fencing_token == 2), "{next:?}");
+}
+
 pub fn tests() -> Vec<Test> {
-    let own = traffic_cop_testbed::tests![bad_guard_input_is_a_typed_error_without_a_trap];
+    let own = traffic_cop_testbed::tests![
+        bad_guard_input_is_a_typed_error_without_a_trap,
+        a_ticket_completed_on_another_instance_reads_the_record_first
+    ];
     [own, scenarios(), contention::tests()].concat()
 }

@@ -1,25 +1,53 @@
-//! `traffic-cop:lease/guard`: guarded invoke, keep-alive, complete, claim and the board.
-
-use super::lease::lock_ref;
-use super::{client, lease_state, Component};
-use crate::config::Account;
-use crate::error::Error;
-use crate::guard::{self as core, unix_ms};
-use crate::ops::LeaseId;
-use std::time::{Duration, SystemTime};
+//! `traffic-cop:lease/guard@0.1.0`: grids from the Unix epoch, the due index on the ticket. A
+//! thin conversion onto the one core.
 
 use super::exports::traffic_cop::lease0_1_0::guard::{
     AlreadyRan, BoardEntry, Decision, GuardOptions, Guest, HeldByOther, Location, Outcome,
     SkipReason, Ticket,
 };
 use super::exports::traffic_cop::lease0_1_0::lease::{LeaseError, Lock};
+use super::lease::lock_ref;
+use super::shared::{self, at};
+use super::{lease_state, Component};
+use crate::error::Error;
+use crate::guard::{self as core, unix_ms};
+use crate::ops::LeaseId;
 
 impl Guest for Component {
-    guard_calls!();
+    fn guarded_invoke(lock: Lock, options: GuardOptions) -> Decision {
+        match core_options(&options).and_then(|options| shared::invoke(&lock, &options)) {
+            Ok(core::Decision::Run(ticket)) => Decision::Run(wit_ticket(ticket, lock)),
+            Ok(core::Decision::Skip(reason)) => Decision::Skip(skip_reason(reason)),
+            Err(error) => Decision::Skip(SkipReason::Error(error.into())),
+        }
+    }
+
+    fn keep_alive(ticket: Ticket) -> Result<u64, LeaseError> {
+        Ok(unix_ms(shared::keep_alive(core_ticket(&ticket)?)?))
+    }
+
+    fn complete(ticket: Ticket, outcome: Outcome) -> Result<(), LeaseError> {
+        let outcome = match outcome {
+            Outcome::Success => core::Outcome::Success,
+            Outcome::Failure(reason) => core::Outcome::Failure(reason),
+        };
+        Ok(shared::complete(core_ticket(&ticket)?, &outcome)?)
+    }
+
+    fn claim(
+        location: Location,
+        items: Vec<String>,
+        options: GuardOptions,
+        max: u32,
+    ) -> Result<Vec<Ticket>, LeaseError> {
+        let options = core_options(&options)?;
+        let (claim, locks) =
+            shared::claim(&location.connection_string, &location.container, &items, &options, max)?;
+        Ok(claim.tickets.into_iter().zip(locks).map(|(t, lock)| wit_ticket(t, lock)).collect())
+    }
 
     fn board(location: Location) -> Result<Vec<BoardEntry>, LeaseError> {
-        let account = Account::from_connection_string(&location.connection_string)?;
-        let entries = core::board(&mut client(), &account, &location.container)?;
+        let entries = shared::board(&location.connection_string, &location.container)?;
         Ok(entries
             .into_iter()
             .map(|entry| BoardEntry {
@@ -49,7 +77,7 @@ fn wit_options(options: &core::GuardOptions) -> GuardOptions {
     GuardOptions {
         holder: options.holder.clone(),
         lease_seconds: options.lease_seconds,
-        interval_seconds: options.interval_seconds,
+        interval_seconds: options.grid().0,
         keep_alive_seconds: Some(options.keep_alive_seconds),
     }
 }
@@ -57,11 +85,13 @@ fn wit_options(options: &core::GuardOptions) -> GuardOptions {
 /// `lock` is the caller's own record, handed back unchanged so the ticket names the lock
 /// exactly as the caller did.
 fn wit_ticket(ticket: core::Ticket, lock: Lock) -> Ticket {
+    let interval_ms = ticket.options.grid().0 * 1000;
     Ticket {
         lock,
         lease_id: ticket.lease_id.to_string(),
         fencing_token: ticket.fencing_token,
-        interval: ticket.interval,
+        // The due index, as 0.1.0 numbers due times: k of `k * interval` (0 without one).
+        interval: ticket.past_due.due_at_ms.checked_div(interval_ms).unwrap_or(0),
         started_at_ms: ticket.started_ms,
         deadline_ms: unix_ms(ticket.deadline),
         keep_alive_by_ms: unix_ms(ticket.keep_alive_by),
@@ -72,29 +102,30 @@ fn wit_ticket(ticket: core::Ticket, lock: Lock) -> Ticket {
 
 /// A ticket comes back from outside: every field is validated again.
 fn core_ticket(ticket: &Ticket) -> Result<core::Ticket, Error> {
-    let at = |ms: u64| SystemTime::UNIX_EPOCH + Duration::from_millis(ms);
     Ok(core::Ticket {
         lock: lock_ref(&ticket.lock)?,
         lease_id: LeaseId::parse(&ticket.lease_id)?,
         fencing_token: ticket.fencing_token,
-        interval: ticket.interval,
         started_ms: ticket.started_at_ms,
         deadline: at(ticket.deadline_ms),
         keep_alive_by: at(ticket.keep_alive_by_ms),
         lease_deadline: None,
         previous_abandoned: ticket.previous_abandoned,
+        replaced: None,
+        manual_by: None,
         // Not carried by a 0.1.0 ticket, and nothing after the grant reads it.
         past_due: Default::default(),
         options: core_options(&ticket.options)?,
+        grant: None,
     })
 }
 
 fn skip_reason(reason: core::SkipReason) -> SkipReason {
     match reason {
-        core::SkipReason::HeldByOther { holder, since_ms } => {
+        core::SkipReason::HeldByOther { holder, since_ms, .. } => {
             SkipReason::HeldByOther(HeldByOther { holder, since_ms })
         }
-        core::SkipReason::AlreadyRan { started_ms, holder, running, outcome } => {
+        core::SkipReason::AlreadyRan { started_ms, holder, running, outcome, .. } => {
             SkipReason::AlreadyRan(AlreadyRan {
                 started_at_ms: started_ms,
                 holder,
@@ -102,11 +133,7 @@ fn skip_reason(reason: core::SkipReason) -> SkipReason {
                 outcome,
             })
         }
-        // 0.1.0 options have no starting deadline, so this cannot happen; were it to, the
-        // caller must still not run.
-        core::SkipReason::TooLate { .. } => SkipReason::Error(LeaseError::InvalidArgument(
-            "too late after the due time (a 0.2.0 starting deadline)".into(),
-        )),
         core::SkipReason::Error(error) => SkipReason::Error(error.into()),
+        other => SkipReason::Error(shared::unspeakable(&other)),
     }
 }

@@ -1,28 +1,19 @@
-//! Many workers × many work items: `claim` hands out tickets for due items, `board` shows every
-//! lock in a container. Both start from List Blobs (one round trip per 200 blobs).
+//! Many workers × many work items: `claim` hands out tickets for due items, starting from List
+//! Blobs (one round trip per page of blobs).
 
-use super::invoke::{attempt, guarded_invoke, Attempt};
+use super::grant::{attempt, Attempt, Look};
 use super::pages::Pages;
-use super::{decide, Decision, GuardOptions, RunRecord, SkipReason, Ticket, Verdict};
+use super::{
+    decide, guarded_invoke, operator, Decision, GuardOptions, RunRecord, SkipReason, Ticket,
+    Verdict,
+};
 use crate::client::LeaseClient;
-use crate::config::{validate_blob, Account, Lock};
+use crate::config::{Account, Lock};
 use crate::error::Error;
-use crate::ops::{LeaseState, ListedBlob, LIST_PAGE_SIZE};
+use crate::ops::SetMetadata;
+use crate::ops::{ListedBlob, LIST_PAGE_SIZE};
 use crate::transport::{Runtime, Transport};
 use std::time::{Duration, SystemTime};
-
-/// One lock as the board shows it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BoardEntry {
-    pub name: String,
-    pub state: LeaseState,
-    pub record: RunRecord,
-    /// The first due time after the last run's, when the record has a schedule.
-    pub next_due_ms: Option<u64>,
-    /// That due time passed (by the listing's service time) beyond the skew tolerance with no
-    /// run for it.
-    pub overdue: bool,
-}
 
 /// What a claim granted, and why it stopped early if it did.
 #[derive(Debug)]
@@ -57,6 +48,8 @@ pub fn claim<T: Transport, R: Runtime>(
     options: &GuardOptions,
     max: u32,
 ) -> Result<Claim, Error> {
+    // Items are skipped, never waited for: a held one is another worker's.
+    let options = &GuardOptions { wait: Duration::ZERO, ..options.clone() };
     let mut wanted = Wanted::new(account, container, items)?;
     let mut claimed = Claimed { tickets: Vec::new(), max: max as usize };
     let outcome = (|| {
@@ -184,7 +177,8 @@ fn work_page<T: Transport, R: Runtime>(
         .filter_map(|blob| Some((wanted.mark_listed(&blob.name)?, blob)))
         .map(|(index, blob)| (index, blob, RunRecord::from_metadata(&blob.metadata)))
         .filter(|(_, blob, record)| {
-            matches!(decide(record, blob.state, *listed_at, options), Verdict::Contend { .. })
+            let verdict = decide(record, blob.state, *listed_at, blob.created, options);
+            matches!(verdict, Verdict::Contend(_))
         })
         .collect();
     if due.is_empty() {
@@ -195,11 +189,27 @@ fn work_page<T: Transport, R: Runtime>(
         if claimed.full(client.runtime()) {
             return Ok(PageEnd::Full);
         }
-        let (lock, etag) = (&wanted.locks[*index], blob.etag.clone());
-        match attempt(client, lock, options, record, blob.state, etag, *listed_at)? {
+        let lock = &wanted.locks[*index];
+        let look = Look {
+            record: record.clone(),
+            state: blob.state,
+            etag: blob.etag.clone(),
+            now: *listed_at,
+            created: blob.created,
+        };
+        match attempt(client, lock, options, &look)? {
             Attempt::Run(ticket) => claimed.tickets.push(ticket),
             Attempt::Changed | Attempt::Skip(SkipReason::HeldByOther { .. }) => {
                 return Ok(PageEnd::Met)
+            }
+            // An operator's call for this item: into its record (it is free); the item is
+            // decided again by the next claim.
+            Attempt::Pending(pending) => {
+                let applied = pending.apply(record.clone());
+                let write = SetMetadata::new(applied.to_metadata(), None, blob.etag.clone())?;
+                if client.execute(lock, &write).is_ok() {
+                    let _ = operator::clear(client, lock, &pending);
+                }
             }
             Attempt::Skip(_) => {}
         }
@@ -313,48 +323,4 @@ impl Wanted {
     fn unlisted(&self) -> impl Iterator<Item = usize> + '_ {
         self.by_name.iter().copied().filter(|i| !self.listed[*i])
     }
-}
-
-/// Every lock in `container` with its lease state and run record. Blobs whose names are not
-/// valid lock names are left out, and so are data blobs written by `write_fenced` (they carry a
-/// fencing token and no run record): results are not locks. A missing container is an empty
-/// board.
-pub fn board<T: Transport, R: Runtime>(
-    client: &mut LeaseClient<T, R>,
-    account: &Account,
-    container: &str,
-) -> Result<Vec<BoardEntry>, Error> {
-    let mut pages = Pages::new(account, container, false)?;
-    let mut entries = Vec::new();
-    loop {
-        let (blobs, listed_at) = match pages.next(client) {
-            Err(Error::NotFound(_)) => return Ok(Vec::new()),
-            other => match other? {
-                Some(page) => page,
-                None => return Ok(entries),
-            },
-        };
-        let now_ms = super::unix_ms(listed_at);
-        entries.extend(
-            blobs
-                .into_iter()
-                .filter(|blob| validate_blob(&blob.name).is_ok() && !is_fenced_data(&blob.metadata))
-                .map(|blob| {
-                    let record = RunRecord::from_metadata(&blob.metadata);
-                    BoardEntry {
-                        next_due_ms: record.next_due_ms(),
-                        overdue: record.overdue(now_ms),
-                        record,
-                        name: blob.name,
-                        state: blob.state,
-                    }
-                }),
-        );
-    }
-}
-
-/// A blob `write_fenced` wrote: its fencing token, and no run record of its own.
-fn is_fenced_data(metadata: &[(String, String)]) -> bool {
-    let has = |key: &str| metadata.iter().any(|(k, _)| k.eq_ignore_ascii_case(key));
-    has(super::FENCING_TOKEN_METADATA) && !has(super::record::FENCE)
 }

@@ -1,0 +1,229 @@
+//! Conversions between guard@0.3.0's WIT values and the core's.
+
+use super::exports::traffic_cop::lease0_1_0::lease::Lock;
+use super::exports::traffic_cop::lease0_3_0::guard as wit;
+use super::lease::lock_ref;
+use super::shared::at;
+use crate::error::Error;
+use crate::guard::{self as core, unix_ms, Overlap};
+use crate::ops::LeaseId;
+use crate::schedule::{cron::Dialect, Every, Schedule, ScheduleError, ZonedCron};
+use std::time::Duration;
+
+pub(super) fn error(error: Error) -> wit::GuardError {
+    match error {
+        Error::BadSchedule(e) => wit::GuardError::BadSchedule(wit::BadSchedule {
+            field: e.field.into(),
+            message: e.message,
+        }),
+        other => wit::GuardError::Lease(other.into()),
+    }
+}
+
+fn bad(error: ScheduleError) -> Error {
+    Error::BadSchedule(error)
+}
+
+pub(super) fn schedule(schedule: &wit::Schedule) -> Result<Schedule, Error> {
+    Ok(match schedule {
+        wit::Schedule::None => Schedule::None,
+        wit::Schedule::Every(every) => {
+            Schedule::Every(Every::new(every.interval_seconds, every.offset_seconds).map_err(bad)?)
+        }
+        wit::Schedule::Cron(cron) => {
+            let dialect = match cron.dialect {
+                None | Some(wit::CronDialect::Spin) => Dialect::Spin,
+                Some(wit::CronDialect::Classic) => Dialect::Classic,
+            };
+            let zone = cron.time_zone.as_deref();
+            Schedule::Cron(ZonedCron::new(&cron.expression, zone, dialect).map_err(bad)?)
+        }
+    })
+}
+
+fn wit_schedule(schedule: &Schedule) -> wit::Schedule {
+    match schedule {
+        Schedule::None => wit::Schedule::None,
+        Schedule::Every(every) => wit::Schedule::Every(wit::Every {
+            interval_seconds: every.interval_seconds(),
+            offset_seconds: every.offset_seconds(),
+        }),
+        Schedule::Cron(cron) => wit::Schedule::Cron(wit::Cron {
+            expression: cron.expression().to_string(),
+            time_zone: Some(cron.zone().name().to_string()),
+            dialect: Some(match cron.dialect_name() {
+                "classic" => wit::CronDialect::Classic,
+                _ => wit::CronDialect::Spin,
+            }),
+        }),
+    }
+}
+
+pub(super) fn options(options: &wit::GuardOptions) -> Result<core::GuardOptions, Error> {
+    let overlap = match options.overlap {
+        None | Some(wit::Overlap::Forbid) => Overlap::Forbid,
+        Some(wit::Overlap::Replace(after_seconds)) => Overlap::Replace { after_seconds },
+    };
+    let early = options.early_tolerance_ms.map_or(core::DEFAULT_EARLY_MS, u64::from);
+    let wait = Duration::from_millis(options.wait_ms.map_or(0, u64::from));
+    core::GuardOptions::scheduled(
+        &options.holder,
+        options.lease_seconds,
+        options.keep_alive_seconds,
+        schedule(&options.schedule)?,
+    )?
+    .early_by(early)?
+    .starting_deadline(options.starting_deadline_seconds)?
+    .overlapping(overlap)?
+    .waiting(wait)
+}
+
+fn wit_options(options: &core::GuardOptions) -> wit::GuardOptions {
+    wit::GuardOptions {
+        holder: options.holder.clone(),
+        lease_seconds: options.lease_seconds,
+        keep_alive_seconds: Some(options.keep_alive_seconds),
+        schedule: wit_schedule(&options.schedule),
+        early_tolerance_ms: Some(options.early_ms as u32),
+        starting_deadline_seconds: options.starting_deadline_seconds,
+        overlap: Some(match options.overlap {
+            Overlap::Forbid => wit::Overlap::Forbid,
+            Overlap::Replace { after_seconds } => wit::Overlap::Replace(after_seconds),
+        }),
+        wait_ms: Some(options.wait.as_millis() as u32),
+    }
+}
+
+/// `lock` is the caller's own record, handed back unchanged.
+pub(super) fn ticket(ticket: core::Ticket, lock: Lock) -> wit::Ticket {
+    let past_due = &ticket.past_due;
+    let (grant_etag, grant_record) = match &ticket.grant {
+        Some(grant) => (grant.etag.clone(), grant.record.to_metadata()),
+        None => (String::new(), Vec::new()),
+    };
+    wit::Ticket {
+        lock,
+        lease_id: ticket.lease_id.to_string(),
+        fencing_token: ticket.fencing_token,
+        started_at_ms: ticket.started_ms,
+        deadline_ms: unix_ms(ticket.deadline),
+        keep_alive_by_ms: unix_ms(ticket.keep_alive_by),
+        previous_abandoned: ticket.previous_abandoned,
+        replaced: ticket.replaced,
+        manual_by: ticket.manual_by.clone(),
+        past_due: wit::PastDue {
+            due_at_ms: past_due.due_at_ms,
+            late_by_ms: past_due.late_by_ms,
+            previous_due_at_ms: past_due.previous_due_ms,
+            previous_start_ms: past_due.previous_start_ms,
+            missed: past_due.missed,
+        },
+        options: wit_options(&ticket.options),
+        grant_etag,
+        grant_record,
+    }
+}
+
+/// A ticket comes back from outside: every field is validated again.
+pub(super) fn core_ticket(ticket: &wit::Ticket) -> Result<core::Ticket, Error> {
+    let grant = (!ticket.grant_etag.is_empty()).then(|| core::Grant {
+        etag: ticket.grant_etag.clone(),
+        record: core::RunRecord::from_metadata(&ticket.grant_record),
+    });
+    Ok(core::Ticket {
+        lock: lock_ref(&ticket.lock)?,
+        lease_id: LeaseId::parse(&ticket.lease_id)?,
+        fencing_token: ticket.fencing_token,
+        started_ms: ticket.started_at_ms,
+        deadline: at(ticket.deadline_ms),
+        keep_alive_by: at(ticket.keep_alive_by_ms),
+        lease_deadline: None,
+        previous_abandoned: ticket.previous_abandoned,
+        replaced: ticket.replaced,
+        manual_by: ticket.manual_by.clone(),
+        past_due: core::PastDue {
+            due_at_ms: ticket.past_due.due_at_ms,
+            late_by_ms: ticket.past_due.late_by_ms,
+            previous_due_ms: ticket.past_due.previous_due_at_ms,
+            previous_start_ms: ticket.past_due.previous_start_ms,
+            missed: ticket.past_due.missed,
+        },
+        options: options(&ticket.options)?,
+        grant,
+    })
+}
+
+pub(super) fn paused(paused: &core::Paused) -> wit::Paused {
+    wit::Paused { by: paused.by.clone(), since_ms: paused.since_ms, reason: paused.reason.clone() }
+}
+
+pub(super) fn skip_reason(reason: core::SkipReason) -> wit::SkipReason {
+    match reason {
+        core::SkipReason::HeldByOther { holder, since_ms, waited_ms } => {
+            wit::SkipReason::HeldByOther(wit::HeldByOther { holder, since_ms, waited_ms })
+        }
+        core::SkipReason::AlreadyRan {
+            due_at_ms,
+            started_ms,
+            holder,
+            running,
+            outcome,
+            next_due_ms,
+        } => wit::SkipReason::AlreadyRan(wit::AlreadyRan {
+            due_at_ms,
+            started_at_ms: started_ms,
+            holder,
+            running,
+            outcome,
+            next_due_ms: next_due_ms.unwrap_or(u64::MAX),
+        }),
+        core::SkipReason::TooLate { due_at_ms, late_by_ms, next_due_ms } => {
+            wit::SkipReason::TooLate(wit::TooLate { due_at_ms, late_by_ms, next_due_ms })
+        }
+        core::SkipReason::NotDue { next_due_ms } => {
+            wit::SkipReason::NotDue(wit::NotDue { next_due_ms: next_due_ms.unwrap_or(u64::MAX) })
+        }
+        core::SkipReason::Paused(p) => wit::SkipReason::Paused(paused(&p)),
+        core::SkipReason::ScheduleConflict { recorded, ours } => {
+            wit::SkipReason::ScheduleConflict(wit::ScheduleConflict { recorded, ours })
+        }
+        core::SkipReason::Error(e) => wit::SkipReason::Error(error(e)),
+    }
+}
+
+pub(super) fn operator_answer(answer: core::OperatorAnswer) -> wit::OperatorAnswer {
+    wit::OperatorAnswer {
+        applied: answer.applied,
+        running: answer.running.map(|r| wit::RunningRun {
+            holder: r.holder,
+            since_ms: r.since_ms,
+            fencing_token: r.fencing_token,
+        }),
+    }
+}
+
+pub(super) fn board_entry(entry: core::BoardEntry) -> wit::BoardEntry {
+    let record = &entry.record;
+    let recorded = entry.schedule.as_ref().map(|s| s.to_string());
+    let conflict = record.conflict.as_ref().map(|c| wit::ScheduleConflict {
+        recorded: recorded.clone().unwrap_or_default(),
+        ours: Schedule::from_recorded(&c.schedule).map_or(c.schedule.clone(), |s| s.to_string()),
+    });
+    wit::BoardEntry {
+        name: entry.name.clone(),
+        state: super::lease_state(entry.state),
+        holder: record.holder.clone(),
+        fencing_token: record.fence,
+        last_start_ms: record.started_ms,
+        last_stop_ms: record.stopped_ms,
+        running: record.running,
+        last_outcome: record.outcome.clone(),
+        schedule: recorded,
+        last_due_ms: entry.last_due_ms,
+        next_due_ms: entry.next_due_ms,
+        overdue: entry.overdue,
+        paused: entry.paused.as_ref().map(paused),
+        run_now_by: entry.run_now.as_ref().map(|r| r.by.clone()),
+        conflict,
+    }
+}

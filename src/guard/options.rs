@@ -1,0 +1,212 @@
+//! How a guarded job behaves, validated when built (client-go's leader election does the same:
+//! a config that cannot work is refused before anything runs).
+
+use crate::error::Error;
+use crate::ops::LeaseDuration;
+use crate::schedule::{Every, Schedule, ScheduleError};
+use std::time::Duration;
+
+/// The longest a call waits for a held lock (`wait`): ten minutes, far past any lease period,
+/// so a caller's own limit is what ends it in practice.
+pub const MAX_WAIT: Duration = Duration::from_secs(600);
+/// The most a tick may be early and still count for the coming due time.
+pub const MAX_EARLY_MS: u64 = 5 * 60 * 1000;
+/// guard@0.3.0's default early tolerance: more than the clock skew between synchronized hosts,
+/// less than a polling trigger's period (Spin's cron trigger fires on whole seconds).
+pub const DEFAULT_EARLY_MS: u64 = 5_000;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GuardOptions {
+    /// Who is asking (shown to followers and on the board), 1-64 printable characters.
+    pub holder: String,
+    /// Lease period in seconds (15..=60): how long a crashed holder can block the others.
+    pub lease_seconds: u32,
+    /// How often the work should call `keep-alive`, in seconds.
+    pub keep_alive_seconds: u32,
+    pub schedule: Schedule,
+    /// How early (ms, service clock) a tick may come and still count for the coming due time.
+    pub early_ms: u64,
+    /// Opt-in: a tick later than this after its due time skips (`TooLate`) instead of running.
+    pub starting_deadline_seconds: Option<u64>,
+    pub overlap: Overlap,
+    /// How long to wait for a held lock before skipping (zero: skip at once).
+    pub wait: Duration,
+    /// Due times before the lock was created are not owed (guard@0.3.0). When false
+    /// (guard@0.1.0 and @0.2.0), a lock that never ran runs at its first tick.
+    pub owed_since_creation: bool,
+}
+
+/// What a due time does to a run still holding the lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Overlap {
+    Forbid,
+    /// Break the running run's lease once it has held the lock this long (and a later due time
+    /// has come).
+    Replace {
+        after_seconds: u32,
+    },
+}
+
+fn invalid(message: String) -> Error {
+    Error::InvalidArgument(message)
+}
+
+impl GuardOptions {
+    /// guard@0.1.0's options: a grid of `interval_seconds` from the epoch (0: no schedule), the
+    /// early tolerance a quarter interval (at most five minutes). `keep_alive_seconds`
+    /// defaults to a third of the lease; it must be at least 1 and at most half the lease, so
+    /// that a keep-alive needing retries still lands in time.
+    pub fn new(
+        holder: &str,
+        lease_seconds: u32,
+        interval_seconds: u64,
+        keep_alive_seconds: Option<u32>,
+    ) -> Result<GuardOptions, Error> {
+        let schedule = match interval_seconds {
+            0 => Schedule::None,
+            every => Schedule::Every(Every::new(every, 0).map_err(schedule_error)?),
+        };
+        let mut options =
+            GuardOptions::scheduled(holder, lease_seconds, keep_alive_seconds, schedule)?;
+        options.early_ms = (interval_seconds.saturating_mul(1000) / 4).min(MAX_EARLY_MS);
+        options.owed_since_creation = false;
+        Ok(options)
+    }
+
+    /// guard@0.2.0's additions: a phase (`offset_seconds`, below the interval) and an optional
+    /// starting deadline (1..=interval seconds). Both need a schedule.
+    pub fn with_schedule(
+        self,
+        offset_seconds: u64,
+        starting_deadline_seconds: Option<u64>,
+    ) -> Result<GuardOptions, Error> {
+        let interval = match &self.schedule {
+            Schedule::Every(every) => every.interval_seconds(),
+            _ => 0,
+        };
+        if offset_seconds > 0 && offset_seconds >= interval {
+            return Err(invalid(format!(
+                "offset-seconds must be below interval-seconds; got {offset_seconds} and {interval}"
+            )));
+        }
+        if let Some(deadline) = starting_deadline_seconds {
+            if deadline == 0 || deadline > interval {
+                return Err(invalid(format!(
+                    "starting-deadline-seconds must satisfy 1 <= starting-deadline-seconds <= \
+                     interval-seconds; got {deadline} and {interval}"
+                )));
+            }
+        }
+        let schedule = match interval {
+            0 => Schedule::None,
+            _ => Schedule::Every(Every::new(interval, offset_seconds).map_err(schedule_error)?),
+        };
+        Ok(GuardOptions { schedule, starting_deadline_seconds, ..self })
+    }
+
+    /// guard@0.3.0's options: any schedule, the default early tolerance, no overlap, no wait.
+    pub fn scheduled(
+        holder: &str,
+        lease_seconds: u32,
+        keep_alive_seconds: Option<u32>,
+        schedule: Schedule,
+    ) -> Result<GuardOptions, Error> {
+        let length = holder.chars().count();
+        if !(1..=64).contains(&length) || holder.chars().any(char::is_control) {
+            return Err(invalid(
+                "holder must be 1-64 characters without control characters".into(),
+            ));
+        }
+        if !(15..=60).contains(&lease_seconds) {
+            return Err(invalid(format!("lease-seconds must be 15..=60, got {lease_seconds}")));
+        }
+        let keep_alive = keep_alive_seconds.unwrap_or(lease_seconds / 3);
+        if keep_alive == 0 || keep_alive * 2 > lease_seconds {
+            return Err(invalid(format!(
+                "keep-alive-seconds must satisfy 1 <= keep-alive-seconds and \
+                 keep-alive-seconds * 2 <= lease-seconds; got {keep_alive} and {lease_seconds}"
+            )));
+        }
+        Ok(GuardOptions {
+            holder: holder.to_string(),
+            lease_seconds,
+            keep_alive_seconds: keep_alive,
+            schedule,
+            early_ms: DEFAULT_EARLY_MS,
+            starting_deadline_seconds: None,
+            overlap: Overlap::Forbid,
+            wait: Duration::ZERO,
+            owed_since_creation: true,
+        })
+    }
+
+    /// The early tolerance, at most five minutes.
+    pub fn early_by(self, early_ms: u64) -> Result<GuardOptions, Error> {
+        if early_ms > MAX_EARLY_MS {
+            return Err(schedule_error(ScheduleError::new(
+                "early-tolerance-ms",
+                format!("must be at most {MAX_EARLY_MS} (five minutes), got {early_ms}"),
+            )));
+        }
+        Ok(GuardOptions { early_ms, ..self })
+    }
+
+    /// A starting deadline (at least one second; needs a schedule).
+    pub fn starting_deadline(self, seconds: Option<u64>) -> Result<GuardOptions, Error> {
+        if seconds.is_some_and(|s| s == 0 || !self.schedule.is_scheduled()) {
+            return Err(invalid(
+                "starting-deadline-seconds must be at least 1, and needs a schedule".into(),
+            ));
+        }
+        Ok(GuardOptions { starting_deadline_seconds: seconds, ..self })
+    }
+
+    /// An overlap policy: `Replace` needs a schedule and at least 60 s.
+    pub fn overlapping(self, overlap: Overlap) -> Result<GuardOptions, Error> {
+        if let Overlap::Replace { after_seconds } = overlap {
+            if after_seconds < 60 || !self.schedule.is_scheduled() {
+                return Err(schedule_error(ScheduleError::new(
+                    "overlap",
+                    format!(
+                        "replace needs a schedule (a due time must come to replace at) and at \
+                         least 60 s, so a healthy run is not replaced within a lease period or \
+                         two; got {after_seconds} s"
+                    ),
+                )));
+            }
+        }
+        Ok(GuardOptions { overlap, ..self })
+    }
+
+    /// How long to wait for a held lock (at most [`MAX_WAIT`]).
+    pub fn waiting(self, wait: Duration) -> Result<GuardOptions, Error> {
+        if wait > MAX_WAIT {
+            return Err(schedule_error(ScheduleError::new(
+                "wait-ms",
+                format!("must be at most {} ms, got {}", MAX_WAIT.as_millis(), wait.as_millis()),
+            )));
+        }
+        Ok(GuardOptions { wait, ..self })
+    }
+
+    pub(crate) fn lease_duration(&self) -> LeaseDuration {
+        LeaseDuration::Fixed(self.lease_seconds)
+    }
+
+    pub(crate) fn lease_period(&self) -> Duration {
+        Duration::from_secs(self.lease_seconds.into())
+    }
+
+    /// The (interval, offset) of a grid schedule, for the versions that speak only grids.
+    pub fn grid(&self) -> (u64, u64) {
+        match &self.schedule {
+            Schedule::Every(every) => (every.interval_seconds(), every.offset_seconds()),
+            _ => (0, 0),
+        }
+    }
+}
+
+/// A schedule the caller got wrong: an argument error that names the field.
+pub(crate) fn schedule_error(error: ScheduleError) -> Error {
+    Error::BadSchedule(error)
+}

@@ -1,0 +1,135 @@
+//! The run record's metadata keys and their encoding. Names are identifiers, because Azurite
+//! accepts nothing else (and Azure lowercases them); values are visible ASCII, text
+//! percent-encoded, parts joined by `:`. Keys this build does not know but that start with
+//! `tc_` are kept as they are (a newer build's, in a rolling upgrade).
+
+use super::record::{Conflict, Paused, RunNow, RunRecord};
+
+pub(super) const FENCE: &str = "tc_fence";
+const START: &str = "tc_start";
+const STOP: &str = "tc_stop";
+const RUNNING: &str = "tc_running";
+const OUTCOME: &str = "tc_outcome";
+const HOLDER: &str = "tc_holder";
+/// The grid of a guard@0.1.0/0.2.0-shaped schedule, as those builds write it.
+const EVERY: &str = "tc_every";
+const PHASE: &str = "tc_phase";
+/// `fence:due_ms`: the due time of the last scheduled grant, tagged with that grant's token.
+const DUE: &str = "tc_due";
+/// The schedule the last scheduled grant ran under ([`crate::schedule::Schedule::recorded`]).
+const SCHEDULE: &str = "tc_sched";
+/// `fence:by`: the run with that token was a manual one (`run-now`).
+const MANUAL: &str = "tc_manual";
+/// `fence:replaced_fence`: the run with that token replaced a stuck one.
+const REPLACED: &str = "tc_replaced";
+/// `since_ms:by:reason`
+const PAUSED: &str = "tc_paused";
+/// `at_ms:by`
+const RUN_NOW: &str = "tc_runnow";
+/// `seen_ms:holder:schedule`
+const CONFLICT: &str = "tc_conflict";
+
+const KNOWN: [&str; 15] = [
+    FENCE, START, STOP, RUNNING, OUTCOME, HOLDER, EVERY, PHASE, DUE, SCHEDULE, MANUAL, REPLACED,
+    PAUSED, RUN_NOW, CONFLICT,
+];
+const PREFIX: &str = "tc_";
+
+fn text(value: &str) -> String {
+    crate::percent::encode(value, crate::percent::record_part)
+}
+
+fn untext(value: &str) -> String {
+    crate::percent::decode(value, false)
+}
+
+/// `a:b` parts, split at the first `:` (the last part may be text with none left in it).
+fn pair(value: &str) -> Option<(&str, &str)> {
+    value.split_once(':')
+}
+
+pub(super) fn read(metadata: &[(String, String)]) -> RunRecord {
+    let get =
+        |key: &str| metadata.iter().find(|(k, _)| k.eq_ignore_ascii_case(key)).map(|(_, v)| v);
+    let number = |key: &str| get(key).and_then(|v| v.parse::<u64>().ok());
+    let words = |key: &str| get(key).filter(|v| !v.is_empty()).map(|v| untext(v));
+    let tagged = |key: &str| {
+        let (fence, rest) = pair(get(key)?)?;
+        Some((fence.parse::<u64>().ok()?, rest))
+    };
+    RunRecord {
+        fence: number(FENCE).unwrap_or(0),
+        started_ms: number(START),
+        stopped_ms: number(STOP),
+        running: get(RUNNING).map(String::as_str) == Some("true"),
+        outcome: words(OUTCOME),
+        holder: words(HOLDER),
+        grid: number(EVERY)
+            .filter(|every| *every > 0)
+            .map(|every| (every, number(PHASE).filter(|phase| *phase < every).unwrap_or(0))),
+        due: tagged(DUE).and_then(|(fence, due)| Some((fence, due.parse().ok()?))),
+        schedule: words(SCHEDULE),
+        manual: tagged(MANUAL).map(|(fence, by)| (fence, untext(by))),
+        replaced: tagged(REPLACED).and_then(|(fence, old)| Some((fence, old.parse().ok()?))),
+        paused: get(PAUSED).and_then(|v| {
+            let (since, rest) = pair(v)?;
+            let (by, reason) = pair(rest).unwrap_or((rest, ""));
+            Some(Paused { since_ms: since.parse().ok()?, by: untext(by), reason: untext(reason) })
+        }),
+        run_now: tagged(RUN_NOW).map(|(at_ms, by)| RunNow { at_ms, by: untext(by) }),
+        conflict: get(CONFLICT).and_then(|v| {
+            let (seen, rest) = pair(v)?;
+            let (holder, schedule) = pair(rest)?;
+            let seen_ms = seen.parse().ok()?;
+            Some(Conflict { seen_ms, holder: untext(holder), schedule: untext(schedule) })
+        }),
+        unknown: metadata
+            .iter()
+            .filter(|(k, _)| {
+                k.get(..PREFIX.len()).is_some_and(|p| p.eq_ignore_ascii_case(PREFIX))
+                    && !KNOWN.iter().any(|known| k.eq_ignore_ascii_case(known))
+            })
+            .cloned()
+            .collect(),
+    }
+}
+
+pub(super) fn write(record: &RunRecord) -> Vec<(String, String)> {
+    let mut pairs = vec![
+        (FENCE.to_string(), record.fence.to_string()),
+        (RUNNING.to_string(), record.running.to_string()),
+    ];
+    let mut push = |key: &str, value: Option<String>| {
+        if let Some(value) = value {
+            pairs.push((key.to_string(), value));
+        }
+    };
+    push(START, record.started_ms.map(|v| v.to_string()));
+    push(STOP, record.stopped_ms.map(|v| v.to_string()));
+    // Empty text is not written: a metadata value cannot be told from an absent one.
+    push(OUTCOME, record.outcome.as_deref().filter(|o| !o.is_empty()).map(text));
+    push(HOLDER, record.holder.as_deref().filter(|h| !h.is_empty()).map(text));
+    push(EVERY, record.grid.map(|(every, _)| every.to_string()));
+    push(PHASE, record.grid.map(|(_, phase)| phase.to_string()));
+    push(DUE, record.due.map(|(fence, due)| format!("{fence}:{due}")));
+    push(SCHEDULE, record.schedule.as_deref().map(text));
+    push(MANUAL, record.manual.as_ref().map(|(fence, by)| format!("{fence}:{}", text(by))));
+    push(REPLACED, record.replaced.map(|(fence, old)| format!("{fence}:{old}")));
+    push(
+        PAUSED,
+        record
+            .paused
+            .as_ref()
+            .map(|p| format!("{}:{}:{}", p.since_ms, text(&p.by), text(&p.reason))),
+    );
+    push(RUN_NOW, record.run_now.as_ref().map(|r| format!("{}:{}", r.at_ms, text(&r.by))));
+    push(
+        CONFLICT,
+        record
+            .conflict
+            .as_ref()
+            .map(|c| format!("{}:{}:{}", c.seen_ms, text(&c.holder), text(&c.schedule))),
+    );
+    pairs.extend(record.unknown.iter().cloned());
+    pairs
+}

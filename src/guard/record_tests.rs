@@ -1,0 +1,78 @@
+use super::*;
+
+#[test]
+fn a_record_survives_metadata_round_trip_with_any_text() {
+    let record = RunRecord {
+        paused: Some(Paused { by: "ops: ana".into(), since_ms: 5, reason: "deploy; 50%".into() }),
+        run_now: Some(RunNow { by: "bob:1".into(), at_ms: 9 }),
+        conflict: Some(Conflict {
+            schedule: "cron:spin:UTC:0 * * * * *".into(),
+            holder: "r:2".into(),
+            seen_ms: 7,
+        }),
+        ..RunRecord::default()
+    }
+    .granted(7, 1_735_689_600_000, "replica 3 — ü%20\n")
+    .manual_for("operator: x")
+    .completed(1_735_689_601_500, "failure: disk full; 100% used");
+    let metadata = record.to_metadata();
+    assert!(metadata.iter().all(|(_, v)| v.bytes().all(|b| (0x21..0x7f).contains(&b))));
+    assert_eq!(RunRecord::from_metadata(&metadata), record);
+}
+
+#[test]
+fn missing_or_garbage_fields_read_as_never() {
+    let garbage = [
+        ("tc_fence".into(), "x".into()),
+        ("tc_start".into(), "-1".into()),
+        ("tc_due".into(), "nope".into()),
+        ("tc_paused".into(), ":".into()),
+    ];
+    assert_eq!(RunRecord::from_metadata(&garbage), RunRecord::default());
+    assert_eq!(RunRecord::from_metadata(&[]), RunRecord::default());
+}
+
+#[test]
+fn outcome_text_is_capped() {
+    let record = RunRecord::default().completed(1, &"x".repeat(1000));
+    assert_eq!(record.outcome.unwrap().len(), MAX_OUTCOME_CHARS);
+}
+
+#[test]
+fn tc_keys_this_build_does_not_know_survive_every_write() {
+    let stored = [
+        ("tc_fence".to_string(), "4".to_string()),
+        ("tc_running".into(), "false".into()),
+        ("tc_from_a_newer_build".into(), "x%20y".into()),
+        ("TC_Shouting".into(), "1".into()),
+        ("not_ours".into(), "dropped".into()),
+    ];
+    let record = RunRecord::from_metadata(&stored);
+    let granted = record.granted(5, 1_000, "b").completed(2_000, "success");
+    let written = granted.to_metadata();
+    for kept in ["tc_from_a_newer_build", "TC_Shouting"] {
+        assert!(written.iter().any(|(k, _)| k == kept), "{kept} lost: {written:?}");
+    }
+    assert!(!written.iter().any(|(k, _)| k == "not_ours"));
+    assert_eq!(RunRecord::from_metadata(&written).unknown, record.unknown);
+}
+
+#[test]
+fn the_last_scheduled_due_time_skips_manual_runs_and_reads_older_builds_grants_from_their_start() {
+    let every_minute = Schedule::Every(crate::schedule::Every::new(60, 0).unwrap());
+    let minute = 60_000;
+    let scheduled = RunRecord::default()
+        .granted(1, 10 * minute + 300, "a")
+        .scheduled_for(&every_minute, 10 * minute);
+    assert_eq!(scheduled.last_due_ms(&every_minute, 0), Some(10 * minute));
+    let manual = scheduled
+        .completed(10 * minute + 900, "success")
+        .granted(2, 12 * minute + 5, "b")
+        .manual_for("ops");
+    assert_eq!(manual.manual_by(), Some("ops"));
+    assert_eq!(manual.last_due_ms(&every_minute, 0), Some(10 * minute));
+    // An older build's grant: tc_due still names token 1, the run is token 3.
+    let older =
+        RunRecord { fence: 3, started_ms: Some(14 * minute - 2_000), manual: None, ..scheduled };
+    assert_eq!(older.last_due_ms(&every_minute, 5_000), Some(14 * minute));
+}
