@@ -193,7 +193,8 @@ pub(super) fn skip_reason(reason: core::SkipReason) -> wit::SkipReason {
 
 pub(super) fn operator_answer(answer: core::OperatorAnswer) -> wit::OperatorAnswer {
     wit::OperatorAnswer {
-        applied: answer.applied,
+        paused: answer.paused.as_ref().map(paused),
+        run_now_by: answer.run_now.map(|r| r.by),
         running: answer.running.map(|r| wit::RunningRun {
             holder: r.holder,
             since_ms: r.since_ms,

@@ -1,8 +1,7 @@
 //! The status board: every lock in a container, from List Blobs (one round trip per page), with
 //! its lease state, run record, schedule, next due time, whether it is overdue, and the
-//! operator's calls (applied, or pending beside the lock).
+//! operator's calls.
 
-use super::operator::{Change, Pending, MARKER_PREFIX};
 use super::pages::Pages;
 use super::{Paused, RunNow, RunRecord, DEFAULT_EARLY_MS};
 use crate::client::LeaseClient;
@@ -11,7 +10,6 @@ use crate::error::Error;
 use crate::ops::LeaseState;
 use crate::schedule::Schedule;
 use crate::transport::{Runtime, Transport};
-use std::collections::BTreeMap;
 
 /// One lock as the board shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,25 +26,23 @@ pub struct BoardEntry {
     /// That due time passed (by the listing's service time) beyond the schedule's grace with no
     /// run for it, and the job is not paused.
     pub overdue: bool,
-    /// The pause in force, or pending until the run in progress completes.
+    /// The pause in force.
     pub paused: Option<Paused>,
     /// A manual run asked for and not yet run.
     pub run_now: Option<RunNow>,
-    /// The operator's call waits for the run in progress (a marker beside the lock).
-    pub pending: bool,
 }
 
 /// Every lock in `container` with its lease state and run record. Blobs whose names are not
 /// valid lock names are left out, and so are data blobs written by `write_fenced` (they carry a
-/// fencing token and no run record) and the pending markers: results are not locks. A missing
-/// container is an empty board.
+/// fencing token and no run record): results are not locks. A missing container is an empty
+/// board.
 pub fn board<T: Transport, R: Runtime>(
     client: &mut LeaseClient<T, R>,
     account: &Account,
     container: &str,
 ) -> Result<Vec<BoardEntry>, Error> {
     let mut pages = Pages::new(account, container, false)?;
-    let (mut entries, mut markers) = (Vec::new(), BTreeMap::new());
+    let mut entries = Vec::new();
     loop {
         let (blobs, listed_at) = match pages.next(client) {
             Err(Error::NotFound(_)) => return Ok(Vec::new()),
@@ -57,24 +53,10 @@ pub fn board<T: Transport, R: Runtime>(
         };
         let now_ms = super::unix_ms(listed_at);
         for blob in blobs {
-            if let Some(lock) = blob.name.strip_prefix(MARKER_PREFIX) {
-                markers.insert(lock.to_string(), Pending::read(&blob.metadata, blob.etag));
-            } else if validate_blob(&blob.name).is_ok() && !is_fenced_data(&blob.metadata) {
+            if validate_blob(&blob.name).is_ok() && !is_fenced_data(&blob.metadata) {
                 let record = RunRecord::from_metadata(&blob.metadata);
                 entries.push(entry(blob.name, blob.state, record, now_ms));
             }
-        }
-    }
-    for entry in &mut entries {
-        if let Some(pending) = markers.remove(&entry.name) {
-            entry.pending = true;
-            match pending.pause_change() {
-                Some(Change::Pause(paused)) => entry.paused = Some(paused.clone()),
-                Some(Change::Resume) => entry.paused = None,
-                _ => {}
-            }
-            entry.run_now = pending.asked_to_run().cloned().or(entry.run_now.take());
-            entry.overdue &= entry.paused.is_none();
         }
     }
     Ok(entries)
@@ -102,7 +84,6 @@ fn entry(name: String, state: LeaseState, record: RunRecord, now_ms: u64) -> Boa
         state,
         paused: record.paused.clone(),
         run_now: record.run_now.clone(),
-        pending: false,
         schedule,
         last_due_ms,
         next_due_ms,

@@ -4,13 +4,11 @@
 use super::grant::{attempt, Attempt, Look};
 use super::pages::Pages;
 use super::{
-    decide, guarded_invoke, operator, Decision, GuardOptions, RunRecord, SkipReason, Ticket,
-    Verdict,
+    decide, guarded_invoke, Decision, GuardOptions, RunRecord, SkipReason, Ticket, Verdict,
 };
 use crate::client::LeaseClient;
 use crate::config::{Account, Lock};
 use crate::error::Error;
-use crate::ops::SetMetadata;
 use crate::ops::{ListedBlob, LIST_PAGE_SIZE};
 use crate::transport::{Runtime, Transport};
 use std::time::{Duration, SystemTime};
@@ -201,15 +199,6 @@ fn work_page<T: Transport, R: Runtime>(
             Attempt::Run(ticket) => claimed.tickets.push(ticket),
             Attempt::Changed | Attempt::Skip(SkipReason::HeldByOther { .. }) => {
                 return Ok(PageEnd::Met)
-            }
-            // An operator's call for this item: into its record (it is free); the item is
-            // decided again by the next claim.
-            Attempt::Pending(pending) => {
-                let applied = pending.apply(record.clone());
-                let write = SetMetadata::new(applied.to_metadata(), None, blob.etag.clone())?;
-                if client.execute(lock, &write).is_ok() {
-                    let _ = operator::clear(client, lock, &pending);
-                }
             }
             Attempt::Skip(_) => {}
         }

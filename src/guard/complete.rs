@@ -1,14 +1,15 @@
 //! `complete`: closes a granted run. Writes the stop time and outcome to the run's record under
-//! the lease, conditional on the record's version, looks for an operator's pending call and
-//! applies it, then releases. Three round trips with a ticket that carries its grant (guard@0.3.0);
-//! a ticket without it first reads the record under the lease (four). Bounded by the time left
-//! on the lease, like `keep_alive`.
+//! the lease, conditional on the record's version, then releases. Two round trips with a ticket
+//! that carries its grant (guard@0.3.0, or any version's ticket on the instance that granted
+//! it); three for a ticket without it, which first reads the record under the lease; two more
+//! when an operator's call wrote the record during the run. Bounded by the time left on the
+//! lease, like `keep_alive`.
 
 use super::keep_alive::{is_condition_failure, lease_ends};
-use super::{operator, service_clock, unix_ms, Outcome, RunRecord, Ticket};
+use super::{service_clock, unix_ms, Outcome, RunRecord, Ticket};
 use crate::client::{outcome_unknown, LeaseClient};
 use crate::error::Error;
-use crate::ops::{InspectHeld, LockStatus, Release, SetMetadata};
+use crate::ops::{InspectHeld, Release, SetMetadata};
 use crate::transport::{Runtime, Transport};
 
 /// Records the stop time and outcome under the lease, then releases it. The record written is
@@ -25,7 +26,7 @@ pub fn complete<T: Transport, R: Runtime>(
     let lock = &ticket.lock;
     let by = lease_ends(ticket, client.runtime());
     let held = InspectHeld { lease_id: ticket.lease_id.clone() };
-    let (granted, etag, now_ms) = match &ticket.grant {
+    let (mut record, mut etag, now_ms) = match &ticket.grant {
         Some(grant) => {
             (grant.record.clone(), Some(grant.etag.clone()), service_now(ticket, client))
         }
@@ -35,102 +36,123 @@ pub fn complete<T: Transport, R: Runtime>(
             (RunRecord::from_metadata(&status.metadata), status.etag, unix_ms(now))
         }
     };
-    if !granted.running
-        || granted.fence != ticket.fencing_token
-        || granted.started_ms != Some(ticket.started_ms)
-    {
+    if !is_open(&record, ticket) {
         return Err(Error::InvalidArgument(format!(
             "the ticket (fencing token {}, started {}) is not the lock's open run (fencing token \
              {}, started {:?}, running {}); nothing was written",
             ticket.fencing_token,
             ticket.started_ms,
-            granted.fence,
-            granted.started_ms,
-            granted.running
+            record.fence,
+            record.started_ms,
+            record.running
         )));
     }
-    let closed = granted.completed(now_ms.max(ticket.started_ms), &outcome.as_record_text());
-    let write = SetMetadata::new(closed.to_metadata(), Some(ticket.lease_id.clone()), etag)?;
-    let etag = match client.execute_by(lock, &write, Some(by)) {
-        Ok(etag) => etag,
-        Err(error) => {
-            // A write whose answer was lost and whose retry then failed its `If-Match` (or never
-            // got an answer) may have landed: a look under the lease settles it.
-            let settle = is_condition_failure(&error) || outcome_unknown(&error);
-            let look = match settle.then(|| client.execute_by(lock, &held, Some(by))) {
-                Some(look) => look,
-                None => return Err(error.context("the run's record was not closed")),
-            };
-            match look {
-                Ok(status) if is(&status, &closed) => status.etag,
-                Ok(_) => return Err(error.context("the run's record was not closed")),
-                // The service says the lease is gone: closed and nothing held is what was asked
-                // for, so the lock (read within what is left of the budget) settles it.
-                Err(Error::LeaseLost(lost)) if lost.status != 0 => {
-                    let read = client.execute_by(lock, &crate::ops::Inspect, Some(by));
-                    return match read {
-                        Ok(status) if is(&status, &closed) => Ok(()),
-                        Ok(_) => Err(Error::LeaseLost(lost)
-                            .context("the run's record was not closed (the run keeps `running`)")),
-                        Err(_) => Err(Error::LeaseLost(lost).context(UNSETTLED)),
-                    };
+    let stopped_ms = now_ms.max(ticket.started_ms);
+    for _ in 0..MAX_MERGES {
+        let closed = record.completed(stopped_ms, &outcome.as_record_text());
+        let write = SetMetadata::new(closed.to_metadata(), Some(ticket.lease_id.clone()), etag)?;
+        let error = match client.execute_by(lock, &write, Some(by)) {
+            Ok(_) => return release(client, ticket, outcome, by),
+            Err(error) => error,
+        };
+        // A failed `If-Match`: an operator's call wrote the record under our lease (see
+        // `operator`), or a write whose answer was lost landed before its retry. No answer at
+        // all: it may have landed. A look under the lease settles each.
+        if !is_condition_failure(&error) && !outcome_unknown(&error) {
+            return Err(error.context(NOT_CLOSED));
+        }
+        match client.execute_by(lock, &held, Some(by)) {
+            Ok(status) => {
+                let now = RunRecord::from_metadata(&status.metadata);
+                if is_closed(&now, &closed) {
+                    return release(client, ticket, outcome, by);
                 }
-                Err(look) if outcome_unknown(&look) || matches!(look, Error::LeaseLost(_)) => {
-                    return Err(error.context(&format!(
-                        "{UNSETTLED}; the lease was not released and expires within one lease \
-                         period"
-                    )))
+                if !is_open(&now, ticket) {
+                    return Err(error.context(NOT_CLOSED));
                 }
-                Err(_) => return Err(error.context("the run's record was not closed")),
+                // Still our open run, with someone's change: closed on top of it.
+                (record, etag) = (now, status.etag);
             }
+            // The service says the lease is gone: closed and nothing held is what was asked
+            // for, so the lock (read within what is left of the budget) settles it.
+            Err(Error::LeaseLost(lost)) if lost.status != 0 => {
+                let read = client.execute_by(lock, &crate::ops::Inspect, Some(by));
+                let lost = Error::LeaseLost(lost);
+                return match read {
+                    Ok(status)
+                        if is_closed(&RunRecord::from_metadata(&status.metadata), &closed) =>
+                    {
+                        Ok(())
+                    }
+                    Ok(_) => {
+                        Err(lost.context("the run's record was not closed (it keeps `running`)"))
+                    }
+                    Err(_) => Err(lost.context(UNSETTLED)),
+                };
+            }
+            Err(look) if outcome_unknown(&look) || matches!(look, Error::LeaseLost(_)) => {
+                return Err(error.context(&format!(
+                    "{UNSETTLED}; the lease was not released and expires within one lease period"
+                )))
+            }
+            Err(_) => return Err(error.context(NOT_CLOSED)),
         }
-    };
-    let leave = |error: Error, what: &str| {
-        error.context(&format!(
-            "the run's record was closed ({}), but {what}: the lease was left to expire (within \
-             {} s)",
-            outcome.as_record_text(),
+    }
+    Err(Error::Service(crate::error::ServiceError {
+        status: 412,
+        code: Some("ConditionNotMet".into()),
+        request_id: None,
+        message: format!(
+            "the run's record changed under each of {MAX_MERGES} attempts to close it; the lease \
+             was left to expire (within {} s)",
             ticket.options.lease_seconds
-        ))
-    };
-    // An operator's call that came while this run held the lock; left unread, a clean release
-    // would hide it from the next grant, so a failure here keeps the lease to expire instead.
-    let pending = operator::pending(client, lock, Some(by))
-        .map_err(|e| leave(e, "a pending operator call could not be looked for"))?;
-    if let Some(pending) = &pending {
-        let applied = pending.apply(closed.clone());
-        let write = SetMetadata::new(applied.to_metadata(), Some(ticket.lease_id.clone()), etag)?;
-        client
-            .execute_by(lock, &write, Some(by))
-            .map_err(|e| leave(e, "an operator's pending call could not be applied"))?;
-    }
-    match client.execute_by(lock, &Release { lease_id: ticket.lease_id.clone() }, Some(by)) {
-        // Expired between the write and the release: the record is written, nothing is held.
-        Ok(()) | Err(Error::LeaseLost(_)) => {}
-        Err(error) => {
-            return Err(error.context(&format!(
-                "the run's record was closed ({}), but the lease could not be released: it \
-                 expires on its own within {} s",
-                outcome.as_record_text(),
-                ticket.options.lease_seconds
-            )))
-        }
-    }
-    if let Some(pending) = &pending {
-        // Applied: the marker goes (kept if written again meanwhile). If this fails, applying
-        // it again later changes nothing that was not asked for.
-        let _ = operator::clear(client, lock, pending);
-    }
-    Ok(())
+        ),
+    }))
 }
+
+/// How often `complete` closes the run again on top of a record that changed under it (each
+/// change is an operator's call).
+const MAX_MERGES: usize = 4;
+
+const NOT_CLOSED: &str = "the run's record was not closed";
 
 const UNSETTLED: &str =
     "the run's record may or may not have been closed: the service could not be asked";
 
-/// Whether the lock's record is exactly `record` (the grant's token, start and holder make it
-/// one run's; the rest says whether it was closed).
-fn is(status: &LockStatus, record: &RunRecord) -> bool {
-    RunRecord::from_metadata(&status.metadata) == *record
+/// Releases the lease of a run whose record is closed.
+fn release<T: Transport, R: Runtime>(
+    client: &mut LeaseClient<T, R>,
+    ticket: &Ticket,
+    outcome: &Outcome,
+    by: crate::transport::Deadline,
+) -> Result<(), Error> {
+    match client.execute_by(&ticket.lock, &Release { lease_id: ticket.lease_id.clone() }, Some(by))
+    {
+        // Expired between the write and the release: the record is written, nothing is held.
+        Ok(()) | Err(Error::LeaseLost(_)) => Ok(()),
+        Err(error) => Err(error.context(&format!(
+            "the run's record was closed ({}), but the lease could not be released: it expires \
+             on its own within {} s",
+            outcome.as_record_text(),
+            ticket.options.lease_seconds
+        ))),
+    }
+}
+
+/// The record is the ticket's run, still open.
+fn is_open(record: &RunRecord, ticket: &Ticket) -> bool {
+    record.running
+        && record.fence == ticket.fencing_token
+        && record.started_ms == Some(ticket.started_ms)
+}
+
+/// The record is `closed`'s run, closed as `closed` closes it (whatever else changed since).
+fn is_closed(record: &RunRecord, closed: &RunRecord) -> bool {
+    !record.running
+        && record.fence == closed.fence
+        && record.started_ms == closed.started_ms
+        && record.stopped_ms == closed.stopped_ms
+        && record.outcome == closed.outcome
 }
 
 /// The storage service's time now, without asking it: this host's clock, corrected by how far

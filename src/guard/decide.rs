@@ -27,9 +27,6 @@ pub struct Contend {
     pub manual_by: Option<String>,
     /// The token of a stuck run whose lease to break first (overlap `replace`).
     pub replace: Option<u64>,
-    /// The lock may have an operator's call pending (its last run did not end cleanly): look
-    /// for it before taking the lease.
-    pub check_pending: bool,
 }
 
 /// Decides from one look at the lock. `now` is the storage service's time (its `Date`), the
@@ -70,8 +67,6 @@ pub fn decide(
             past_due,
             manual_by,
             replace,
-            check_pending: record.running
-                || matches!(lease, LeaseState::Expired | LeaseState::Broken),
         })
     };
     let mut past_due = PastDue {

@@ -2,6 +2,10 @@ use super::*;
 use crate::guard::PastDue;
 use std::time::Duration;
 
+fn lease() -> crate::ops::LeaseId {
+    crate::ops::LeaseId::parse("0f8fad5b-d9cb-469f-a165-70867728950e").unwrap()
+}
+
 fn at(seconds: u64) -> SystemTime {
     SystemTime::UNIX_EPOCH + Duration::from_secs(seconds)
 }
@@ -19,7 +23,7 @@ fn contend(verdict: Verdict) -> (u64, bool) {
 }
 
 fn ran_at(seconds: u64, running: bool) -> RunRecord {
-    let record = RunRecord::default().granted(4, seconds * 1000, "them");
+    let record = RunRecord::default().granted(4, seconds * 1000, "them", &lease());
     if running {
         record
     } else {

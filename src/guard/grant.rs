@@ -4,9 +4,7 @@
 use super::decide::Contend;
 use super::keep_alive::{is_condition_failure, release_quietly};
 use super::unheard::{landed, Landed, UsedUp};
-use super::{
-    decide, operator, unix_ms, Grant, GuardOptions, RunRecord, SkipReason, Ticket, Verdict,
-};
+use super::{decide, unix_ms, Grant, GuardOptions, RunRecord, SkipReason, Ticket, Verdict};
 use crate::client::{outcome_unknown, LeaseClient};
 use crate::config::Lock;
 use crate::error::{Error, ServiceError};
@@ -33,8 +31,6 @@ pub(crate) enum Attempt {
     Skip(SkipReason),
     /// The record changed between our look and our acquire or write: look again.
     Changed,
-    /// An operator's call is pending on a lock that is free: apply it, then look again.
-    Pending(operator::Pending),
 }
 
 /// Decides from `look` and, if it is our turn, takes the lease and records the grant. Never
@@ -50,11 +46,6 @@ pub(crate) fn attempt<T: Transport, R: Runtime>(
         Verdict::Skip(reason) => return Ok(Attempt::Skip(reason)),
         Verdict::Contend(contend) => contend,
     };
-    if contend.check_pending {
-        if let Some(pending) = operator::pending(client, lock, None)? {
-            return Ok(Attempt::Pending(pending));
-        }
-    }
     // Without it the acquire would not be conditional on the look: a record written since
     // (another replica's grant) would be overwritten.
     let etag = look.etag.clone().ok_or_else(|| {
@@ -100,7 +91,7 @@ pub(crate) fn attempt<T: Transport, R: Runtime>(
         }
     };
     let started_ms = unix_ms(started);
-    let granted = granted_record(&look.record, &contend, started_ms, options);
+    let granted = granted_record(&look.record, &contend, started_ms, options, &lease_id);
     let used_up = UsedUp {
         fence: contend.fence,
         holder: &options.holder,
@@ -166,8 +157,9 @@ fn granted_record(
     contend: &Contend,
     started_ms: u64,
     options: &GuardOptions,
+    lease_id: &LeaseId,
 ) -> RunRecord {
-    let granted = record.granted(contend.fence, started_ms, &options.holder);
+    let granted = record.granted(contend.fence, started_ms, &options.holder, lease_id);
     let granted = match &contend.manual_by {
         Some(by) => granted.manual_for(by),
         None => granted.scheduled_for(&options.schedule, contend.past_due.due_at_ms),

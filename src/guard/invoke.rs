@@ -1,10 +1,10 @@
 //! `guarded_invoke`: look, then (if it is our turn) a conditional acquire and a conditional
-//! record write. Round trips: a follower that must skip, 1 (HEAD); a leader, 3; after a run that
-//! did not end cleanly, 4 (a look for an operator's pending call). With `wait`, a held lock is
-//! looked at again, with backoff and jitter, until it is free or the wait is over.
+//! record write. Round trips: a follower that must skip, 1 (HEAD); a leader, 3 (4 the first time,
+//! when the lock blob is created). With `wait`, a held lock is looked at again, with backoff and
+//! jitter, until it is free or the wait is over.
 
 use super::grant::{attempt, Attempt, Look};
-use super::{operator, service_clock, Decision, GuardOptions, RunRecord, SkipReason};
+use super::{service_clock, Decision, GuardOptions, RunRecord, SkipReason};
 use crate::client::LeaseClient;
 use crate::config::Lock;
 use crate::error::{Error, ServiceError};
@@ -83,15 +83,6 @@ fn invoke<T: Transport, R: Runtime>(
                 return Ok(Decision::Skip(reason));
             }
             Attempt::Skip(reason) => return Ok(Decision::Skip(reason)),
-            Attempt::Pending(pending) => {
-                // An operator's call left while the last run held the lock: into the record
-                // now (it is free), then decide again.
-                let applied = pending.apply(look.record.clone());
-                let write = SetMetadata::new(applied.to_metadata(), None, look.etag.clone())?;
-                if client.execute(lock, &write).is_ok() {
-                    let _ = operator::clear(client, lock, &pending);
-                }
-            }
             Attempt::Changed => {}
         }
     }

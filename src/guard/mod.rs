@@ -51,7 +51,7 @@ pub use fenced::{
 };
 pub use invoke::guarded_invoke;
 pub use keep_alive::keep_alive;
-pub use operator::{pause, resume, run_now, OperatorAnswer, RunningRun, MARKER_PREFIX};
+pub use operator::{pause, resume, run_now, OperatorAnswer, RunningRun};
 pub use options::{GuardOptions, Overlap, DEFAULT_EARLY_MS, MAX_EARLY_MS, MAX_WAIT};
 pub use record::{Conflict, Paused, RunNow, RunRecord};
 

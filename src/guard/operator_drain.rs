@@ -29,10 +29,9 @@ pub(super) fn drained<T: Transport, R: Runtime>(
         let record = RunRecord::from_metadata(&status.metadata);
         // A run is in progress while its record says so and a lease is held.
         let still = if status.locked { running(&record) } else { None };
-        let applied = answer.applied || record.paused.is_some();
         match until.left(client.runtime()) {
             Some(left) if still.is_some() => client.runtime().sleep(left.min(LOOK_EVERY)),
-            _ => return Ok(OperatorAnswer { applied, running: still }),
+            _ => return Ok(OperatorAnswer { running: still, ..answer }),
         }
     }
 }

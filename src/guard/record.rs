@@ -37,6 +37,9 @@ pub struct RunRecord {
     pub paused: Option<Paused>,
     pub run_now: Option<RunNow>,
     pub conflict: Option<Conflict>,
+    /// (token, lease id) of the last grant by a build that records it: an operator's call
+    /// writes under it while that run holds the lock (see `operator`).
+    pub lease: Option<(u64, String)>,
     /// `tc_` keys this build does not know, with their values, written back unchanged.
     pub unknown: Vec<(String, String)>,
 }
@@ -79,6 +82,12 @@ impl RunRecord {
         self.manual.as_ref().filter(|(fence, _)| *fence == self.fence).map(|(_, by)| by.as_str())
     }
 
+    /// The lease id of the current run (the last grant), if its build recorded it.
+    pub fn lease_id(&self) -> Option<crate::ops::LeaseId> {
+        let (_, id) = self.lease.as_ref().filter(|(fence, _)| *fence == self.fence)?;
+        crate::ops::LeaseId::parse(id).ok()
+    }
+
     /// The due time the last *scheduled* run was for. Manual runs do not count. A grant by a
     /// build that does not record due times (a rolling upgrade) is read from its start, as that
     /// build judged it: the latest due time of `schedule` at or before `start + early_ms`.
@@ -93,9 +102,16 @@ impl RunRecord {
 
     /// The record a new grant writes: the next token, running, no stop yet; the operator's and
     /// a newer build's fields carried over, a fulfilled run-now and a settled conflict dropped.
-    pub fn granted(&self, fence: u64, started_ms: u64, holder: &str) -> RunRecord {
+    pub fn granted(
+        &self,
+        fence: u64,
+        started_ms: u64,
+        holder: &str,
+        lease_id: &crate::ops::LeaseId,
+    ) -> RunRecord {
         RunRecord {
             fence,
+            lease: Some((fence, lease_id.to_string())),
             started_ms: Some(started_ms),
             stopped_ms: None,
             running: true,

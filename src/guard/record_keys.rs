@@ -28,10 +28,12 @@ const PAUSED: &str = "tc_paused";
 const RUN_NOW: &str = "tc_runnow";
 /// `seen_ms:holder:schedule`
 const CONFLICT: &str = "tc_conflict";
+/// `fence:lease_id`: the lease of the grant with that token.
+const LEASE: &str = "tc_lease";
 
-const KNOWN: [&str; 15] = [
+const KNOWN: [&str; 16] = [
     FENCE, START, STOP, RUNNING, OUTCOME, HOLDER, EVERY, PHASE, DUE, SCHEDULE, MANUAL, REPLACED,
-    PAUSED, RUN_NOW, CONFLICT,
+    PAUSED, RUN_NOW, CONFLICT, LEASE,
 ];
 const PREFIX: &str = "tc_";
 
@@ -83,6 +85,7 @@ pub(super) fn read(metadata: &[(String, String)]) -> RunRecord {
             let seen_ms = seen.parse().ok()?;
             Some(Conflict { seen_ms, holder: untext(holder), schedule: untext(schedule) })
         }),
+        lease: tagged(LEASE).map(|(fence, id)| (fence, id.to_string())),
         unknown: metadata
             .iter()
             .filter(|(k, _)| {
@@ -130,6 +133,8 @@ pub(super) fn write(record: &RunRecord) -> Vec<(String, String)> {
             .as_ref()
             .map(|c| format!("{}:{}:{}", c.seen_ms, text(&c.holder), text(&c.schedule))),
     );
+    // A lease id is a GUID: visible ASCII as it is.
+    push(LEASE, record.lease.as_ref().map(|(fence, id)| format!("{fence}:{id}")));
     pairs.extend(record.unknown.iter().cloned());
     pairs
 }

@@ -1,5 +1,9 @@
 use super::*;
 
+fn lease() -> crate::ops::LeaseId {
+    crate::ops::LeaseId::parse("0f8fad5b-d9cb-469f-a165-70867728950e").unwrap()
+}
+
 #[test]
 fn a_record_survives_metadata_round_trip_with_any_text() {
     let record = RunRecord {
@@ -12,7 +16,7 @@ fn a_record_survives_metadata_round_trip_with_any_text() {
         }),
         ..RunRecord::default()
     }
-    .granted(7, 1_735_689_600_000, "replica 3 — ü%20\n")
+    .granted(7, 1_735_689_600_000, "replica 3 — ü%20\n", &lease())
     .manual_for("operator: x")
     .completed(1_735_689_601_500, "failure: disk full; 100% used");
     let metadata = record.to_metadata();
@@ -48,7 +52,7 @@ fn tc_keys_this_build_does_not_know_survive_every_write() {
         ("not_ours".into(), "dropped".into()),
     ];
     let record = RunRecord::from_metadata(&stored);
-    let granted = record.granted(5, 1_000, "b").completed(2_000, "success");
+    let granted = record.granted(5, 1_000, "b", &lease()).completed(2_000, "success");
     let written = granted.to_metadata();
     for kept in ["tc_from_a_newer_build", "TC_Shouting"] {
         assert!(written.iter().any(|(k, _)| k == kept), "{kept} lost: {written:?}");
@@ -62,12 +66,12 @@ fn the_last_scheduled_due_time_skips_manual_runs_and_reads_older_builds_grants_f
     let every_minute = Schedule::Every(crate::schedule::Every::new(60, 0).unwrap());
     let minute = 60_000;
     let scheduled = RunRecord::default()
-        .granted(1, 10 * minute + 300, "a")
+        .granted(1, 10 * minute + 300, "a", &lease())
         .scheduled_for(&every_minute, 10 * minute);
     assert_eq!(scheduled.last_due_ms(&every_minute, 0), Some(10 * minute));
     let manual = scheduled
         .completed(10 * minute + 900, "success")
-        .granted(2, 12 * minute + 5, "b")
+        .granted(2, 12 * minute + 5, "b", &lease())
         .manual_for("ops");
     assert_eq!(manual.manual_by(), Some("ops"));
     assert_eq!(manual.last_due_ms(&every_minute, 0), Some(10 * minute));

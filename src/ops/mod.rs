@@ -6,7 +6,6 @@ mod acquire;
 mod break_lease;
 mod change;
 mod create;
-mod delete_blob;
 mod get_blob;
 mod inspect;
 mod list;
@@ -21,7 +20,6 @@ pub use acquire::Acquire;
 pub use break_lease::Break;
 pub use change::Change;
 pub use create::{CreateBlob, CreateContainer};
-pub use delete_blob::{DeleteBlob, Deleted};
 pub use get_blob::{BlobContents, GetBlob};
 pub use inspect::{Inspect, InspectHeld};
 pub use list::{

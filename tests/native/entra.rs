@@ -159,7 +159,7 @@ fn round_trips_per_tick_for_each_source_with_and_without_a_kept_token() {
             follower.0, follower.1, leader.0, leader.1, kept_follower.0, kept_follower.1
         );
         assert_eq!(follower, (1, 1), "{name}: a follower fetches one token and looks once");
-        assert_eq!(leader, (1, 6), "{name}: one token serves the whole run");
+        assert_eq!(leader, (1, 5), "{name}: one token serves the whole run");
         assert_eq!(
             kept_follower,
             (0, 1),

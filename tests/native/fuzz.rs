@@ -8,7 +8,7 @@ use traffic_cop::ops::{
     service_error, Acquire, Break, BreakPeriod, Change, CreateBlob, CreateContainer, Inspect,
     LeaseDuration, LeaseId, ListBlobs, Op, Release, Renew, SetMetadata,
 };
-use traffic_cop::{Account, Lock};
+use traffic_cop::{Account, Lock, StdRuntime};
 
 /// Reads a response; true when it read as success.
 type Parser<'a> = dyn Fn(&http::Response<Vec<u8>>) -> bool + 'a;
@@ -272,7 +272,9 @@ fn run_record_metadata_never_panics_and_round_trips() {
         assert_eq!(RunRecord::from_metadata(&record.to_metadata()), record, "{pairs:?}");
         let holder = g.text(&["replica-1", " ", "%"], 4);
         let outcome = g.text(&["failure: ", "disk full", "%20"], 4);
-        let written = record.granted(g.next(), g.next(), &holder).completed(g.next(), &outcome);
+        let written = record
+            .granted(g.next(), g.next(), &holder, &LeaseId::random(&StdRuntime))
+            .completed(g.next(), &outcome);
         assert_eq!(RunRecord::from_metadata(&written.to_metadata()), written);
         assert!(
             SetMetadata::new(written.to_metadata(), None, None).is_ok(),

@@ -56,27 +56,6 @@ impl State {
     }
 }
 
-impl State {
-    /// Delete Blob: conditional on `If-Match`; under a lease it must carry the lease id.
-    pub(super) fn delete_blob(
-        &mut self,
-        key: &(String, String),
-        header: &dyn Fn(&str) -> Option<String>,
-        now: SystemTime,
-    ) -> Answer {
-        let Some(blob) = self.blobs.get(key) else { return error(404, "BlobNotFound") };
-        if header("if-match").is_some_and(|m| m != format!("\"{}\"", blob.etag)) {
-            return error(412, "ConditionNotMet");
-        }
-        if let Err(refusal) = write_lease(settle(blob.lease.clone(), now), header("x-ms-lease-id"))
-        {
-            return refusal;
-        }
-        self.blobs.remove(key);
-        (202, vec![], Vec::new())
-    }
-}
-
 impl Blob {
     pub(super) fn get(&self) -> Answer {
         let mut headers = vec![

@@ -152,9 +152,6 @@ impl FakeService {
                 if method == "PUT" && query.is_empty() {
                     return state.put_blob(key, request, &header, now);
                 }
-                if method == "DELETE" && query.is_empty() {
-                    return state.delete_blob(&key, &header, now);
-                }
                 let etag = state.next_etag;
                 let Some(blob) = state.blobs.get_mut(&key) else {
                     return error(404, "BlobNotFound");

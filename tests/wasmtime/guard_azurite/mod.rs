@@ -73,7 +73,7 @@ fn a_ticket_completed_on_another_instance_reads_the_record_first() {
     };
     let before = world.requests();
     fresh().complete(&ticket, &Outcome::Success).unwrap();
-    assert_eq!(world.requests() - before, 4, "look, record, operator's pending call, release");
+    assert_eq!(world.requests() - before, 3, "look under the lease, record, release");
     let next = fresh().guarded_invoke(&world.lock("elsewhere"), &options("bravo", 0));
     assert!(matches!(&next, Decision::Run(t) if t.fencing_token == 2), "{next:?}");
 }
