@@ -111,11 +111,28 @@ pub(crate) fn running(record: &RunRecord) -> Option<RunningRun> {
 }
 
 /// Writes `change` into the record, conditional on the look it was made from; under the
-/// holder's lease id while a run holds the lock. Looks again while the record moves.
+/// holder's lease id while a run holds the lock. Looks again while the record moves. A failure
+/// after a write that may have landed says so.
 fn operate<T: Transport, R: Runtime>(
     client: &mut LeaseClient<T, R>,
     lock: &Lock,
     change: &dyn Fn(RunRecord, u64) -> RunRecord,
+) -> Result<OperatorAnswer, Error> {
+    let mut maybe_written = false;
+    attempts(client, lock, change, &mut maybe_written).map_err(|error| {
+        if maybe_written {
+            error.context("the change may or may not have been written: look at the board")
+        } else {
+            error
+        }
+    })
+}
+
+fn attempts<T: Transport, R: Runtime>(
+    client: &mut LeaseClient<T, R>,
+    lock: &Lock,
+    change: &dyn Fn(RunRecord, u64) -> RunRecord,
+    maybe_written: &mut bool,
 ) -> Result<OperatorAnswer, Error> {
     let until = Deadline::after(client.runtime(), CALL_LIMIT);
     // A lease the record does not name was seen: a run of an older build, or a lease taken
@@ -152,12 +169,17 @@ fn operate<T: Transport, R: Runtime>(
                     running,
                 });
             }
-            // The record or the lease moved since the look (a grant, a complete): look again.
+            // The record or the lease moved since the look (a grant, a complete, or this
+            // write, landed unheard before its retry): look again.
             Err(error) if is_moved(&error) => {
+                *maybe_written = true;
                 foreign_lease |= status.locked && !is_condition_failure(&error);
                 client.runtime().sleep(LOOK_EVERY / 5)
             }
-            Err(error) => return Err(error),
+            Err(error) => {
+                *maybe_written |= crate::client::outcome_unknown(&error);
+                return Err(error);
+            }
         }
     }
     if foreign_lease {

@@ -3,18 +3,16 @@
 //! faulty transport. Every lock starts with `tc_` keys from a newer build, which every write
 //! must keep.
 
+pub use super::call::{Call, Done, Setup, CALLS};
 use super::faulty::Faulty;
 use crate::support::fake_service::FakeService;
 use crate::support::{epoch, VirtualRuntime, EMULATOR};
 use std::cell::Cell;
 use std::rc::Rc;
 use std::time::{Duration, SystemTime};
-use traffic_cop::guard::{
-    self, BoardEntry, Claim, Decision, FencedData, FencedError, FencedWrite, GuardOptions, Outcome,
-    Ticket,
-};
-use traffic_cop::ops::{LeaseGrant, LockStatus, SetMetadata};
-use traffic_cop::{Account, BreakPeriod, Error, LeaseClient, LeaseDuration, LeaseId, Lock};
+use traffic_cop::guard::{self, Decision, GuardOptions, Outcome, Ticket};
+use traffic_cop::ops::SetMetadata;
+use traffic_cop::{Account, BreakPeriod, LeaseClient, LeaseDuration, LeaseId, Lock};
 
 pub const CONTAINER: &str = "sweep";
 pub const DATA: &str = "results/job";
@@ -23,93 +21,12 @@ pub const NEWER: (&str, &str) = ("tc_newer_build", "kept");
 /// Scheduled calls: due every minute, the lease 15 s, keep-alive every 5 s.
 pub const INTERVAL_S: u64 = 60;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Call {
-    /// Another run holds the lease.
-    Follower,
-    /// This due time already ran.
-    AlreadyRan,
-    /// Due and free.
-    Leader,
-    /// Nothing exists yet: container and lock are created.
-    FirstUse,
-    /// The previous run was abandoned (its lease ran out).
-    Takeover,
-    /// Bearer authorization: the token request, then the leader's path.
-    TokenLeader,
-    /// Three items: one ran this due time, one is due, one was never used.
-    Claim,
-    Board,
-    KeepAlive,
-    Complete,
-    WriteFenced,
-    ReadFenced,
-    Acquire,
-    Renew,
-    Change,
-    Release,
-    Break,
-    Inspect,
-}
-
-pub const CALLS: [Call; 18] = [
-    Call::Follower,
-    Call::AlreadyRan,
-    Call::Leader,
-    Call::FirstUse,
-    Call::Takeover,
-    Call::TokenLeader,
-    Call::Claim,
-    Call::Board,
-    Call::KeepAlive,
-    Call::Complete,
-    Call::WriteFenced,
-    Call::ReadFenced,
-    Call::Acquire,
-    Call::Renew,
-    Call::Change,
-    Call::Release,
-    Call::Break,
-    Call::Inspect,
-];
-
-/// What a call answered.
-// One value per case, judged and dropped: boxing the decision would buy nothing.
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug)]
-pub enum Done {
-    Decision(Decision),
-    Tickets(Result<Claim, Error>),
-    Board(Result<Vec<BoardEntry>, Error>),
-    KeptAlive(Result<SystemTime, Error>),
-    Completed(Result<(), Error>),
-    Wrote(Result<FencedWrite, FencedError>),
-    Read(Result<Option<FencedData>, Error>),
-    Granted(Result<LeaseGrant, Error>),
-    Released(Result<(), Error>),
-    Broke(Result<u32, Error>),
-    Looked(Result<LockStatus, Error>),
-}
-
 /// The world one case runs in.
 pub struct Stage {
     pub clock: Rc<Cell<SystemTime>>,
     pub service: FakeService,
     pub faulty: Faulty,
     seed: Cell<u64>,
-}
-
-/// What the setup left, for the call and the judge.
-#[derive(Clone, Debug, Default)]
-pub struct Setup {
-    /// A run granted in the setup (the one to keep alive, complete or write with).
-    pub ticket: Option<Ticket>,
-    /// A lease someone else holds on the lock when the call starts.
-    pub held_by_other: Option<String>,
-    /// The lease id the raw verbs use.
-    pub lease_id: Option<LeaseId>,
-    /// Locks the call works on (blob names).
-    pub locks: Vec<String>,
 }
 
 impl Stage {
@@ -169,7 +86,7 @@ fn run(stage: &Stage, name: &str, options: &GuardOptions) -> Ticket {
 }
 
 /// Adds the newer build's key to a lock's record.
-fn seed_newer(stage: &Stage, name: &str) {
+pub fn seed_newer(stage: &Stage, name: &str) {
     let lock = lock(name);
     let mut metadata = stage.client().inspect(&lock).unwrap().metadata;
     metadata.push((NEWER.0.into(), NEWER.1.into()));
@@ -243,6 +160,7 @@ pub fn setup(stage: &Stage, call: Call) -> Setup {
                 .unwrap();
             setup.lease_id = Some(id);
         }
+        v3 => super::calls_v3::setup(stage, v3, &mut setup),
     }
     if call == Call::ReadFenced {
         let ticket = run(stage, "job", &scheduled("writer"));
@@ -297,5 +215,6 @@ pub fn perform(stage: &Stage, call: Call, setup: &Setup) -> Done {
         Call::Release => Done::Released(client.release(&job, &id())),
         Call::Break => Done::Broke(client.break_lease(&job, BreakPeriod(Some(0)))),
         Call::Inspect => Done::Looked(client.inspect(&job)),
+        v3 => super::calls_v3::perform(&mut client, v3, setup),
     }
 }

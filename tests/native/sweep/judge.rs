@@ -10,6 +10,7 @@
 //!   to).
 
 use super::calls::{Call, Done, Setup, Stage, CHANGED_TO, CONTAINER, DATA, INTERVAL_S, NEWER};
+use super::calls_v3::CRON_PERIOD_MS;
 use super::faulty::Sent;
 use std::collections::BTreeMap;
 use traffic_cop::guard::{Decision, FencedError, RunRecord, SkipReason, Ticket};
@@ -35,28 +36,48 @@ struct Grant {
     lock: String,
     fence: u64,
     start_ms: u64,
+    /// A `run-now` grant: counted apart from the scheduled ones.
+    manual: bool,
 }
 
-fn grants(sent: &[Sent]) -> Vec<Grant> {
+/// Grants: record writes that landed with `running` and a token newer than the lock had before
+/// the call (an operator's write under a run's lease keeps its token).
+fn grants(sent: &[Sent], was: &Before) -> Vec<Grant> {
     sent.iter()
         .filter(|s| s.landed && s.status.is_some_and(|c| (200..300).contains(&c)))
         .filter(|s| s.request.uri().query() == Some("comp=metadata"))
         .filter_map(|s| {
             let header = |name: &str| s.request.headers().get(name)?.to_str().ok();
             (header("x-ms-meta-tc_running")? == "true").then_some(())?;
+            let fence: u64 = header("x-ms-meta-tc_fence")?.parse().ok()?;
+            let manual = header("x-ms-meta-tc_manual")
+                .and_then(|m| m.split_once(':'))
+                .is_some_and(|(tagged, _)| tagged == fence.to_string());
             Some(Grant {
                 lock: s.request.uri().path().rsplit('/').next()?.to_string(),
-                fence: header("x-ms-meta-tc_fence")?.parse().ok()?,
+                fence,
                 start_ms: header("x-ms-meta-tc_start")?.parse().ok()?,
+                manual,
             })
         })
+        .filter(|g| was.records.get(&g.lock).is_none_or(|old| g.fence > old.fence))
         .collect()
 }
 
-/// The due time (index) a start counts for under the sweep's schedule (a quarter-interval
-/// tolerance, as the guard uses for an interval schedule).
-fn due(start_ms: u64) -> u64 {
-    (start_ms + INTERVAL_S * 1000 / 4) / (INTERVAL_S * 1000)
+/// The due time (index) a start counts for under the call's schedule: the grid's (a
+/// quarter-interval tolerance, as the guard uses for guard@0.1.0/0.2.0 options) or the cron
+/// schedule's (every two minutes, the default 5 s tolerance).
+fn due(call: Call, start_ms: u64) -> u64 {
+    if is_cron(call) {
+        (start_ms + 5_000) / CRON_PERIOD_MS
+    } else {
+        (start_ms + INTERVAL_S * 1000 / 4) / (INTERVAL_S * 1000)
+    }
+}
+
+fn is_cron(call: Call) -> bool {
+    use Call::*;
+    matches!(call, CronLeader | ManualLeader | Replace | Pause | Resume | RunNow | CompletePaused)
 }
 
 fn says(error: &dyn std::fmt::Display, words: &[&str]) -> bool {
@@ -73,8 +94,9 @@ pub fn judge(
     sent: &[Sent],
 ) -> Vec<String> {
     let mut wrong = Vec::new();
-    let landed = grants(sent);
-    let scheduled = !matches!(call, Call::KeepAlive | Call::Complete | Call::WriteFenced);
+    let landed = grants(sent, was);
+    let scheduled =
+        !matches!(call, Call::KeepAlive | Call::Complete | Call::WriteFenced | Call::WaitLeader);
     for name in &setup.locks {
         let (old, new) = (&was.records[name], record(stage, name));
         if new.fence < old.fence {
@@ -83,10 +105,21 @@ pub fn judge(
         if old.fence > 0 && !new.unknown.iter().any(|(k, v)| k == NEWER.0 && v == NEWER.1) {
             wrong.push(format!("{name}: the newer build's key was lost: {new:?}"));
         }
-        let mine: Vec<&Grant> = landed.iter().filter(|g| &g.lock == name).collect();
+        // The operator's fields go only when asked: a pause by `resume`, a run-now by the
+        // manual run it asked for.
+        if old.paused.is_some() && new.paused.is_none() && call != Call::Resume {
+            wrong.push(format!("{name}: the pause was lost: {new:?}"));
+        }
+        let manual_landed = landed.iter().any(|g| &g.lock == name && g.manual);
+        if old.run_now.is_some() && new.run_now.is_none() && !manual_landed {
+            wrong.push(format!("{name}: the run-now was lost: {new:?}"));
+        }
+        let mine: Vec<&Grant> = landed.iter().filter(|g| &g.lock == name && !g.manual).collect();
         if scheduled {
-            let mut dues: Vec<u64> = mine.iter().map(|g| due(g.start_ms)).collect();
-            dues.extend(old.started_ms.map(due));
+            let mut dues: Vec<u64> = mine.iter().map(|g| due(call, g.start_ms)).collect();
+            if old.manual_by().is_none() {
+                dues.extend(old.started_ms.map(|start| due(call, start)));
+            }
             let count = dues.len();
             dues.sort_unstable();
             dues.dedup();
@@ -229,6 +262,26 @@ pub fn judge(
             wrong.push("break said ok, but the lease is held".into());
         }
         Done::Broke(Err(_)) => owned_up = true,
+        Done::Operated(result) => {
+            let (old, new) = (&was.records["job"], record(stage, "job"));
+            let changed = match call {
+                Call::Resume => new.paused.is_none(),
+                Call::RunNow => new.run_now.is_some(),
+                _ => new.paused.is_some(),
+            };
+            match result {
+                Ok(answer) if !changed || answer.paused != new.paused => {
+                    wrong.push(format!("{call:?} said ok; the record is {new:?}"))
+                }
+                Err(error) if changed && old != &new && !says(error, &["may or may not"]) => {
+                    wrong.push(format!("{call:?} made its change, yet failed with {error}"))
+                }
+                _ => {}
+            }
+            if new.fence != old.fence || new.running != old.running {
+                wrong.push(format!("{call:?} touched the run: {old:?} -> {new:?}"));
+            }
+        }
         Done::Looked(Ok(status)) if status.locked != held("job").is_some() => {
             wrong.push(format!("inspect says locked {}, the service disagrees", status.locked));
         }
