@@ -28,6 +28,12 @@ pub(crate) fn record_part(byte: u8) -> bool {
     visible_ascii(byte) && byte != b':'
 }
 
+/// A text inside a list in a run-record value (the run history): visible ASCII but the list's
+/// separators `:`, `,` and `;`.
+pub(crate) fn list_part(byte: u8) -> bool {
+    record_part(byte) && byte != b',' && byte != b';'
+}
+
 /// Escapes every byte of `text`'s UTF-8 for which `keep` is false as `%XX`. `%` itself is
 /// always escaped, so [`decode`] gives `text` back whatever `keep` says.
 pub(crate) fn encode(text: &str, keep: fn(u8) -> bool) -> String {

@@ -226,5 +226,34 @@ pub(super) fn board_entry(entry: core::BoardEntry) -> wit::BoardEntry {
         paused: entry.paused.as_ref().map(paused),
         run_now_by: entry.run_now.as_ref().map(|r| r.by.clone()),
         conflict,
+        history: record.history.iter().map(past_run).collect(),
+        consecutive_failures: record.consecutive_failures(),
+        totals: wit::RunTotals {
+            successes: record.totals.successes,
+            failures: record.totals.failures,
+            abandoned: record.totals.abandoned,
+            missed: record.totals.missed,
+            last_success_ms: record.totals.last_success_ms,
+            last_failure_ms: record.totals.last_failure_ms,
+        },
+    }
+}
+
+fn past_run(run: &core::PastRun) -> wit::PastRun {
+    wit::PastRun {
+        fencing_token: run.fence,
+        due_at_ms: run.due_ms,
+        started_at_ms: run.started_ms,
+        stopped_at_ms: run.stopped_ms,
+        late_by_ms: run.late_by_ms(),
+        missed: run.missed,
+        manual: run.manual,
+        holder: run.holder.clone(),
+        outcome: match &run.outcome {
+            core::PastOutcome::Success => wit::PastOutcome::Success,
+            core::PastOutcome::Failure(text) => wit::PastOutcome::Failure(text.clone()),
+            core::PastOutcome::Abandoned => wit::PastOutcome::Abandoned,
+            core::PastOutcome::Replaced => wit::PastOutcome::Replaced,
+        },
     }
 }

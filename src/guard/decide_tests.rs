@@ -240,8 +240,11 @@ fn schedule_options_are_validated() {
 fn the_record_carries_its_schedule_and_due_time() {
     let options =
         GuardOptions::new("me", 15, 3_600, None).unwrap().with_schedule(900, None).unwrap();
-    let record =
-        ran_at(10 * 3_600 + 900, false).scheduled_for(&options.schedule, (10 * 3_600 + 900) * 1000);
+    let record = ran_at(10 * 3_600 + 900, false).scheduled_for(
+        &options.schedule,
+        (10 * 3_600 + 900) * 1000,
+        0,
+    );
     let record = RunRecord::from_metadata(&record.to_metadata());
     assert_eq!(record.grid, Some((3_600, 900)));
     assert_eq!(record.recorded_schedule(), Some(options.schedule.clone()));

@@ -162,10 +162,13 @@ fn granted_record(
     let granted = record.granted(contend.fence, started_ms, &options.holder, lease_id);
     let granted = match &contend.manual_by {
         Some(by) => granted.manual_for(by),
-        None => granted.scheduled_for(&options.schedule, contend.past_due.due_at_ms),
+        None => {
+            let past_due = &contend.past_due;
+            granted.scheduled_for(&options.schedule, past_due.due_at_ms, past_due.missed)
+        }
     };
     match contend.replace {
-        Some(old) => RunRecord { replaced: Some((contend.fence, old)), ..granted },
+        Some(old) => granted.replacing(old),
         None => granted,
     }
 }

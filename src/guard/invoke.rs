@@ -115,7 +115,7 @@ fn note_conflict<T: Transport, R: Runtime>(
     }
     let conflict = super::Conflict {
         schedule,
-        holder: options.holder.clone(),
+        holder: super::record_keys::fit(&options.holder, super::record_keys::NAME_BYTES),
         seen_ms: super::unix_ms(look.now),
     };
     let noted = RunRecord { conflict: Some(conflict), ..look.record.clone() };

@@ -31,6 +31,7 @@ mod complete;
 mod decide;
 mod fenced;
 mod grant;
+mod history;
 mod invoke;
 mod keep_alive;
 mod operator;
@@ -49,6 +50,7 @@ pub use fenced::{
     read_fenced, write_fenced, FencedData, FencedError, FencedWrite, FENCING_TOKEN_METADATA,
     MAX_FENCED_BYTES,
 };
+pub use history::{PastOutcome, PastRun, Totals, HISTORY_BYTES, HISTORY_LEN};
 pub use invoke::guarded_invoke;
 pub use keep_alive::keep_alive;
 pub use operator::{pause, resume, run_now, OperatorAnswer, RunningRun};

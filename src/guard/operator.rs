@@ -14,6 +14,7 @@
 //! written around: the call waits for that run to end, up to its limit, and otherwise says so.
 
 use super::keep_alive::is_condition_failure;
+use super::record_keys::{fit, NAME_BYTES, TEXT_BYTES};
 use super::{service_clock, unix_ms, Paused, RunNow, RunRecord};
 use crate::client::LeaseClient;
 use crate::config::Lock;
@@ -56,11 +57,11 @@ pub fn pause<T: Transport, R: Runtime>(
     drain: Duration,
 ) -> Result<OperatorAnswer, Error> {
     check_by(by)?;
-    let reason: String = reason.chars().take(200).collect();
+    let reason = fit(&reason.chars().take(200).collect::<String>(), TEXT_BYTES);
     let answer = operate(client, lock, &|record, now| {
         // Paused already: the first pause (its time and reason) stands.
         let paused = record.paused.clone().unwrap_or_else(|| Paused {
-            by: by.to_string(),
+            by: fit(by, NAME_BYTES),
             since_ms: now,
             reason: reason.clone(),
         });
@@ -87,7 +88,7 @@ pub fn run_now<T: Transport, R: Runtime>(
 ) -> Result<OperatorAnswer, Error> {
     check_by(by)?;
     operate(client, lock, &|record, now| RunRecord {
-        run_now: Some(RunNow { by: by.to_string(), at_ms: now }),
+        run_now: Some(RunNow { by: fit(by, NAME_BYTES), at_ms: now }),
         ..record
     })
 }

@@ -3,7 +3,8 @@
 //! grant; the operator's pause and run-now; a schedule conflict seen. Pure; the keys and their
 //! encoding are in `record_keys`.
 
-use super::record_keys;
+use super::history::{self, PastOutcome, PastRun, Totals};
+use super::record_keys::{self, fit, NAME_BYTES, TEXT_BYTES};
 use crate::schedule::Schedule;
 
 /// Outcome text is kept short: it is a status line, not a log.
@@ -28,6 +29,8 @@ pub struct RunRecord {
     pub grid: Option<(u64, u64)>,
     /// (token, due ms) of the last scheduled grant made by a build that records due times.
     pub due: Option<(u64, u64)>,
+    /// The due times that grant caught up for.
+    pub missed: u64,
     /// The schedule of the last scheduled grant ([`Schedule::recorded`]).
     pub schedule: Option<String>,
     /// (token, who asked): that run was a manual one.
@@ -40,6 +43,9 @@ pub struct RunRecord {
     /// (token, lease id) of the last grant by a build that records it: an operator's call
     /// writes under it while that run holds the lock (see `operator`).
     pub lease: Option<(u64, String)>,
+    /// The last finished runs, newest first.
+    pub history: Vec<PastRun>,
+    pub totals: Totals,
     /// `tc_` keys this build does not know, with their values, written back unchanged.
     pub unknown: Vec<(String, String)>,
 }
@@ -100,8 +106,32 @@ impl RunRecord {
         schedule.at_or_before(started.saturating_add(early_ms)).or(Some(started))
     }
 
+    /// The current run (the last grant) as the history keeps it, ended with `outcome`.
+    fn as_past_run(&self, stopped_ms: Option<u64>, outcome: PastOutcome) -> Option<PastRun> {
+        let manual = self.manual_by().is_some();
+        let due = self.due.filter(|(fence, _)| *fence == self.fence && !manual);
+        Some(PastRun {
+            fence: self.fence,
+            due_ms: due.map(|(_, due)| due),
+            started_ms: self.started_ms?,
+            stopped_ms,
+            missed: if due.is_some() { self.missed } else { 0 },
+            manual,
+            holder: self.holder.clone(),
+            outcome,
+        })
+    }
+
+    /// Runs in a row, newest first, that did not succeed (failed, abandoned or replaced), as
+    /// far as the history reaches.
+    pub fn consecutive_failures(&self) -> u32 {
+        self.history.iter().take_while(|run| !run.succeeded()).count() as u32
+    }
+
     /// The record a new grant writes: the next token, running, no stop yet; the operator's and
     /// a newer build's fields carried over, a fulfilled run-now and a settled conflict dropped.
+    /// A previous run still marked running never completed: it goes into the history as
+    /// abandoned.
     pub fn granted(
         &self,
         fence: u64,
@@ -109,14 +139,23 @@ impl RunRecord {
         holder: &str,
         lease_id: &crate::ops::LeaseId,
     ) -> RunRecord {
+        let (mut history, mut totals) = (self.history.clone(), self.totals.clone());
+        if self.running {
+            if let Some(run) = self.as_past_run(None, PastOutcome::Abandoned) {
+                history = history::with(&history, run);
+                totals.abandoned += 1;
+            }
+        }
         RunRecord {
             fence,
+            history,
+            totals,
             lease: Some((fence, lease_id.to_string())),
             started_ms: Some(started_ms),
             stopped_ms: None,
             running: true,
             outcome: None,
-            holder: Some(holder.to_string()).filter(|h| !h.is_empty()),
+            holder: Some(fit(holder, NAME_BYTES)).filter(|h| !h.is_empty()),
             manual: None,
             replaced: None,
             run_now: None,
@@ -125,28 +164,57 @@ impl RunRecord {
         }
     }
 
-    /// This grant was for `due_ms` under `schedule`.
-    pub fn scheduled_for(self, schedule: &Schedule, due_ms: u64) -> RunRecord {
+    /// This grant was for `due_ms` under `schedule`, catching up for `missed` due times.
+    pub fn scheduled_for(self, schedule: &Schedule, due_ms: u64, missed: u64) -> RunRecord {
         let grid = match schedule {
             Schedule::Every(every) => Some((every.interval_seconds(), every.offset_seconds())),
             _ => None,
         };
         let due = schedule.is_scheduled().then_some((self.fence, due_ms));
-        RunRecord { grid, due, schedule: Some(schedule.recorded()), ..self }
+        let totals = Totals { missed: self.totals.missed.saturating_add(missed), ..self.totals };
+        RunRecord { grid, due, missed, totals, schedule: Some(schedule.recorded()), ..self }
+    }
+
+    /// This grant broke the lease of the run with token `old` (overlap `replace`).
+    pub fn replacing(self, old: u64) -> RunRecord {
+        let mut history = self.history;
+        if let Some(run) = history.first_mut().filter(|run| run.fence == old) {
+            run.outcome = PastOutcome::Replaced;
+        }
+        RunRecord { replaced: Some((self.fence, old)), history, ..self }
     }
 
     /// This grant was a manual run asked for by `by`.
     pub fn manual_for(self, by: &str) -> RunRecord {
-        RunRecord { manual: Some((self.fence, by.to_string())), ..self }
+        RunRecord { manual: Some((self.fence, fit(by, NAME_BYTES))), ..self }
     }
 
-    /// The record `complete` writes.
+    /// The record `complete` writes: the run closed, and added to the history and totals.
     pub fn completed(&self, stopped_ms: u64, outcome: &str) -> RunRecord {
         let outcome: String = outcome.chars().take(MAX_OUTCOME_CHARS).collect();
+        let outcome = fit(&outcome, TEXT_BYTES);
+        let (mut history, mut totals) = (self.history.clone(), self.totals.clone());
+        let past = match outcome.strip_prefix("failure: ") {
+            _ if outcome == "success" => {
+                totals.successes += 1;
+                totals.last_success_ms = Some(stopped_ms);
+                PastOutcome::Success
+            }
+            failure => {
+                totals.failures += 1;
+                totals.last_failure_ms = Some(stopped_ms);
+                PastOutcome::Failure(failure.unwrap_or(&outcome).to_string())
+            }
+        };
+        if let Some(run) = self.as_past_run(Some(stopped_ms), past) {
+            history = history::with(&history, run);
+        }
         RunRecord {
             stopped_ms: Some(stopped_ms),
             running: false,
             outcome: Some(outcome).filter(|o| !o.is_empty()),
+            history,
+            totals,
             ..self.clone()
         }
     }

@@ -14,7 +14,8 @@ const HOLDER: &str = "tc_holder";
 /// The grid of a guard@0.1.0/0.2.0-shaped schedule, as those builds write it.
 const EVERY: &str = "tc_every";
 const PHASE: &str = "tc_phase";
-/// `fence:due_ms`: the due time of the last scheduled grant, tagged with that grant's token.
+/// `fence:due_ms:missed`: the due time of the last scheduled grant, tagged with that grant's
+/// token, and the due times it caught up for.
 const DUE: &str = "tc_due";
 /// The schedule the last scheduled grant ran under ([`crate::schedule::Schedule::recorded`]).
 const SCHEDULE: &str = "tc_sched";
@@ -30,12 +31,37 @@ const RUN_NOW: &str = "tc_runnow";
 const CONFLICT: &str = "tc_conflict";
 /// `fence:lease_id`: the lease of the grant with that token.
 const LEASE: &str = "tc_lease";
+/// The last finished runs ([`super::history::encode`]).
+const HISTORY: &str = "tc_hist";
+/// Counts since the lock was created ([`super::history::encode_totals`]).
+const TOTALS: &str = "tc_totals";
 
-const KNOWN: [&str; 16] = [
+const KNOWN: [&str; 18] = [
     FENCE, START, STOP, RUNNING, OUTCOME, HOLDER, EVERY, PHASE, DUE, SCHEDULE, MANUAL, REPLACED,
-    PAUSED, RUN_NOW, CONFLICT, LEASE,
+    PAUSED, RUN_NOW, CONFLICT, LEASE, HISTORY, TOTALS,
 ];
 const PREFIX: &str = "tc_";
+
+/// The most bytes a name (holder, who asked) takes encoded, and a free text (outcome, reason):
+/// with the history's 2 KiB they keep the whole record under Azure's 8 KiB of metadata however
+/// the text is written (a character can take 12 bytes encoded), leaving room for a newer build.
+pub(crate) const NAME_BYTES: usize = 256;
+pub(crate) const TEXT_BYTES: usize = 800;
+
+/// The longest prefix of `value` whose encoding takes at most `bytes`: what the record keeps.
+pub(crate) fn fit(value: &str, bytes: usize) -> String {
+    let mut used = 0;
+    let mut kept = String::new();
+    for c in value.chars() {
+        let mut buffer = [0; 4];
+        used += text(c.encode_utf8(&mut buffer)).len();
+        if used > bytes {
+            break;
+        }
+        kept.push(c);
+    }
+    kept
+}
 
 fn text(value: &str) -> String {
     crate::percent::encode(value, crate::percent::record_part)
@@ -69,7 +95,11 @@ pub(super) fn read(metadata: &[(String, String)]) -> RunRecord {
         grid: number(EVERY)
             .filter(|every| *every > 0)
             .map(|every| (every, number(PHASE).filter(|phase| *phase < every).unwrap_or(0))),
-        due: tagged(DUE).and_then(|(fence, due)| Some((fence, due.parse().ok()?))),
+        due: tagged(DUE).and_then(|(fence, rest)| {
+            let due = rest.split(':').next()?;
+            Some((fence, due.parse().ok()?))
+        }),
+        missed: tagged(DUE).and_then(|(_, rest)| rest.split(':').nth(1)?.parse().ok()).unwrap_or(0),
         schedule: words(SCHEDULE),
         manual: tagged(MANUAL).map(|(fence, by)| (fence, untext(by))),
         replaced: tagged(REPLACED).and_then(|(fence, old)| Some((fence, old.parse().ok()?))),
@@ -86,6 +116,8 @@ pub(super) fn read(metadata: &[(String, String)]) -> RunRecord {
             Some(Conflict { seen_ms, holder: untext(holder), schedule: untext(schedule) })
         }),
         lease: tagged(LEASE).map(|(fence, id)| (fence, id.to_string())),
+        history: get(HISTORY).map(|v| super::history::decode(v)).unwrap_or_default(),
+        totals: get(TOTALS).map(|v| super::history::decode_totals(v)).unwrap_or_default(),
         unknown: metadata
             .iter()
             .filter(|(k, _)| {
@@ -114,7 +146,7 @@ pub(super) fn write(record: &RunRecord) -> Vec<(String, String)> {
     push(HOLDER, record.holder.as_deref().filter(|h| !h.is_empty()).map(text));
     push(EVERY, record.grid.map(|(every, _)| every.to_string()));
     push(PHASE, record.grid.map(|(_, phase)| phase.to_string()));
-    push(DUE, record.due.map(|(fence, due)| format!("{fence}:{due}")));
+    push(DUE, record.due.map(|(fence, due)| format!("{fence}:{due}:{}", record.missed)));
     push(SCHEDULE, record.schedule.as_deref().map(text));
     push(MANUAL, record.manual.as_ref().map(|(fence, by)| format!("{fence}:{}", text(by))));
     push(REPLACED, record.replaced.map(|(fence, old)| format!("{fence}:{old}")));
@@ -135,6 +167,10 @@ pub(super) fn write(record: &RunRecord) -> Vec<(String, String)> {
     );
     // A lease id is a GUID: visible ASCII as it is.
     push(LEASE, record.lease.as_ref().map(|(fence, id)| format!("{fence}:{id}")));
+    let history = (!record.history.is_empty()).then(|| super::history::encode(&record.history));
+    push(HISTORY, history);
+    let counted = record.totals != super::history::Totals::default();
+    push(TOTALS, counted.then(|| super::history::encode_totals(&record.totals)));
     pairs.extend(record.unknown.iter().cloned());
     pairs
 }

@@ -67,7 +67,7 @@ fn the_last_scheduled_due_time_skips_manual_runs_and_reads_older_builds_grants_f
     let minute = 60_000;
     let scheduled = RunRecord::default()
         .granted(1, 10 * minute + 300, "a", &lease())
-        .scheduled_for(&every_minute, 10 * minute);
+        .scheduled_for(&every_minute, 10 * minute, 0);
     assert_eq!(scheduled.last_due_ms(&every_minute, 0), Some(10 * minute));
     let manual = scheduled
         .completed(10 * minute + 900, "success")

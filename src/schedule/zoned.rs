@@ -24,6 +24,9 @@ const MARGIN: i64 = 2 * 86_400;
 /// How many offset segments one search visits at most (two transitions a year for 400 years).
 const MAX_SEGMENTS: usize = 1_000;
 
+/// Far more than any real expression; it keeps the recorded schedule small.
+const MAX_EXPRESSION_CHARS: usize = 200;
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ZonedCron {
     cron: Cron,
@@ -61,6 +64,10 @@ impl ZonedCron {
         zone: Option<&str>,
         dialect: Dialect,
     ) -> Result<ZonedCron, ScheduleError> {
+        if expression.chars().count() > MAX_EXPRESSION_CHARS {
+            let message = format!("longer than {MAX_EXPRESSION_CHARS} characters");
+            return Err(ScheduleError::new("expression", message));
+        }
         let cron =
             Cron::parse(expression, dialect).map_err(|e| ScheduleError::new(e.field, e.message))?;
         let zone = match zone {
