@@ -1,27 +1,58 @@
 // The guarded job in JavaScript (ComponentizeJS): `POST /run` is one tick, as apps/shared's
 // `tick` in Rust: ask the guard, do the work if it is our turn, complete with the outcome.
-// The guard is an import, `traffic-cop:lease/guard@0.2.0`, served by the lease component
+// With the Spin variable `board_token` set, `POST /pause`, `/resume` and `/run-now` are the
+// operator's verbs, for callers presenting `Authorization: Bearer <board_token>`.
+// The guard is an import, `traffic-cop:lease/guard@0.3.0`, served by the lease component
 // (composed in by Spin's component dependency or by `wac plug`); settings are Spin variables.
 // WIT u64 values arrive and leave as BigInt; `result` errors arrive as thrown exceptions
 // whose `payload` is the WIT error.
 
-import { board, complete, guardedInvoke, keepAlive } from 'traffic-cop:lease/guard@0.2.0';
+import { board, complete, guardedInvoke, keepAlive, pause, resume, runNow } from 'traffic-cop:lease/guard@0.3.0';
 import { get } from 'fermyon:spin/variables@2.0.0';
 import { Fields, OutgoingBody, OutgoingResponse, ResponseOutparam } from 'wasi:http/types@0.2.0';
 
-function setting(name, fallback) {
+const OPERATOR_ROUTES = ['/pause', '/resume', '/run-now'];
+// The operator's parameters fit in far less; a larger body is refused, not read.
+const MAX_BODY_BYTES = 4096;
+// A request is no place for a long wait (the Rust apps cap it alike): pause again to wait more.
+const MAX_DRAIN_MS = 120000n;
+const U32_MAX = 2n ** 32n - 1n;
+
+// The variable's value, or undefined when the manifest does not define it.
+function variable(name) {
   try {
     return get(name);
-  } catch (e) {
-    if (fallback === undefined) throw new Error(`variable ${name} is not set`);
-    return fallback;
+  } catch {
+    return undefined;
   }
 }
 
-function number(name, fallback) {
-  const text = setting(name, fallback).trim();
-  if (!/^\d+$/.test(text)) throw new Error(`variable ${name} must be a whole number, got ${JSON.stringify(text)}`);
-  return BigInt(text);
+function setting(name, fallback) {
+  const value = variable(name) ?? fallback;
+  if (value === undefined) throw new Error(`variable ${name} is not set`);
+  return value;
+}
+
+function whole(name, text, limit = 2n ** 64n - 1n) {
+  const trimmed = String(text).trim();
+  if (!/^\d+$/.test(trimmed) || BigInt(trimmed) > limit) {
+    throw new Error(`${name} must be a whole number up to ${limit}, got ${JSON.stringify(trimmed)}`);
+  }
+  return BigInt(trimmed);
+}
+
+function schedule() {
+  const expression = variable('schedule');
+  if (expression === undefined) {
+    // Manifests written for guard@0.2.0 set `interval_seconds` instead (0: no schedule).
+    const interval = variable('interval_seconds');
+    if (interval === undefined) throw new Error('variable schedule is not set (a cron expression; empty: none)');
+    const seconds = whole('variable interval_seconds', interval);
+    return seconds ? { tag: 'every', val: { intervalSeconds: seconds, offsetSeconds: 0n } } : { tag: 'none' };
+  }
+  if (!expression.trim()) return { tag: 'none' };
+  const timeZone = setting('time_zone', '').trim() || undefined;
+  return { tag: 'cron', val: { expression: expression.trim(), timeZone, dialect: 'spin' } };
 }
 
 function settings() {
@@ -37,29 +68,50 @@ function settings() {
     container: setting('container'),
     blob: setting('lock'),
     holder,
-    leaseSeconds: Number(number('lease_seconds')),
-    intervalSeconds: number('interval_seconds'),
-    workMs: Number(number('work_ms', '0')),
+    leaseSeconds: Number(whole('variable lease_seconds', setting('lease_seconds'), U32_MAX)),
+    schedule: schedule(),
+    workMs: Number(whole('variable work_ms', setting('work_ms', '0'))),
   };
 }
 
-const describe = (error) => JSON.stringify(error?.payload ?? String(error), (_, v) => (typeof v === 'bigint' ? Number(v) : v));
+const lockOf = (s) => ({ connectionString: s.connectionString, container: s.container, blob: s.blob });
+const iso = (ms) => new Date(Number(ms)).toISOString().replace(/\.\d+Z$/, 'Z');
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const json = (value) => JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? Number(v) : v));
+
+// A guard-error as one line (service errors never carry a credential).
+function describe(error) {
+  if (error?.tag === 'bad-schedule') return `bad schedule (${error.val.field}): ${error.val.message}`;
+  if (error?.tag !== 'lease') return String(error?.message ?? error);
+  const cause = error.val;
+  if (typeof cause.val === 'string') return `${cause.tag}: ${cause.val}`;
+  const code = cause.val.code ? ` ${cause.val.code}` : '';
+  return `${cause.tag} (HTTP ${cause.val.status}${code}): ${cause.val.message}`;
+}
 
 function skipDetail(s, reason) {
+  const why = reason.val;
   switch (reason.tag) {
     case 'held-by-other':
-      if (reason.val.holder === s.holder) {
+      if (why.holder === s.holder) {
         // Our own earlier tick still works: naming ourselves "another" holder would mislead.
         return `the previous tick of this replica is still working (lease held by ${s.holder} until it completes or expires)`;
       }
-      return `held by ${reason.val.holder ?? 'another instance'}`;
-    case 'already-ran':
-      return `already ran this interval (${reason.val.holder ?? 'another instance'})`;
+      return `held by ${why.holder ?? 'another instance'}`;
+    case 'already-ran': {
+      const state = why.running ? 'still running' : (why.outcome ?? 'ended');
+      return `already ran for ${iso(why.dueAtMs)} (${why.holder ?? 'another instance'}, ${state}); next due ${iso(why.nextDueMs)}`;
+    }
     case 'too-late':
-      return `too late: ${reason.val.lateByMs / 1000n} s after the due time`;
+      return `too late: ${why.lateByMs / 1000n} s after the due time; next due ${iso(why.nextDueMs)}`;
+    case 'not-due':
+      return `not due yet: the first due time is ${iso(why.nextDueMs)}`;
+    case 'paused':
+      return `paused by ${why.by} since ${iso(why.sinceMs)}${why.reason ? `: ${why.reason}` : ''}`;
+    case 'schedule-conflict':
+      return `schedule conflict: the lock keeps ${why.recorded}; this replica has ${why.ours}`;
     default:
-      return `could not decide: ${describe({ payload: reason.val })}`;
+      return `could not decide: ${describe(why)}`;
   }
 }
 
@@ -76,7 +128,7 @@ async function work(s, ticket) {
       try {
         keepAlive(ticket);
       } catch (lost) {
-        throw new Error(`stopped: lease lost during the work (${describe(lost)})`);
+        throw new Error(`stopped: lease lost during the work (${describe(lost.payload)})`);
       }
       keepAliveBy = Date.now() + (ticket.options.keepAliveSeconds ?? 5) * 1000;
     }
@@ -84,32 +136,35 @@ async function work(s, ticket) {
 }
 
 function janitor(s) {
-  const rows = board({ connectionString: s.connectionString, container: s.container });
+  const rows = board({ connectionString: s.connectionString, container: s.container }).locks;
   const held = rows.filter((r) => r.state === 'leased' || r.state === 'breaking').length;
   return `js job: ${rows.length} locks, ${held} held`;
 }
 
 async function tick(s) {
-  const report = { holder: s.holder, decision: 'skip', fencing_token: null, previous_abandoned: false, missed: null, late_by_ms: null, detail: '' };
-  const lock = { connectionString: s.connectionString, container: s.container, blob: s.blob };
+  // `skip` is the reason's WIT case (`paused`, `not-due`, ...) for scripts; `detail` for people.
+  const report = { holder: s.holder, decision: 'skip', skip: null, fencing_token: null, previous_abandoned: false };
+  Object.assign(report, { manual_by: null, missed: null, late_by_ms: null, detail: '' });
   const options = {
     holder: s.holder,
     leaseSeconds: s.leaseSeconds,
-    intervalSeconds: s.intervalSeconds,
-    offsetSeconds: 0n,
-    startingDeadlineSeconds: undefined,
+    schedule: s.schedule,
+    // The guard's defaults: keep-alive a third of the lease, 5 s early tolerance, no starting
+    // deadline, overlap forbidden, no waiting for a held lock.
     keepAliveSeconds: undefined,
+    earlyToleranceMs: undefined,
+    startingDeadlineSeconds: undefined,
+    overlap: undefined,
+    waitMs: undefined,
   };
-  const decision = guardedInvoke(lock, options);
-  if (decision.tag === 'skip') {
-    report.detail = skipDetail(s, decision.val);
-    return report;
-  }
+  const decision = guardedInvoke(lockOf(s), options);
+  if (decision.tag === 'skip') return Object.assign(report, { skip: decision.val.tag, detail: skipDetail(s, decision.val) });
   const ticket = decision.val;
   Object.assign(report, {
     decision: 'run',
     fencing_token: Number(ticket.fencingToken),
     previous_abandoned: ticket.previousAbandoned,
+    manual_by: ticket.manualBy ?? null,
     missed: Number(ticket.pastDue.missed),
     late_by_ms: Number(ticket.pastDue.lateByMs),
   });
@@ -125,13 +180,13 @@ async function tick(s) {
     detail = janitor(s);
     outcome = { tag: 'success' };
   } catch (failed) {
-    detail = `job failed: ${describe(failed)}`;
+    detail = `job failed: ${describe(failed.payload ?? failed)}`;
     outcome = { tag: 'failure', val: detail };
   }
   try {
     complete(ticket, outcome);
   } catch (failed) {
-    detail += `; complete failed: ${describe(failed)}`;
+    detail += `; complete failed: ${describe(failed.payload ?? failed)}`;
   }
   report.detail = detail;
   return report;
@@ -141,17 +196,135 @@ async function tick(s) {
 function line(r) {
   if (r.fencing_token === null) return `[${r.holder}] skipped: ${r.detail}`;
   const tookOver = r.previous_abandoned ? ' (took over an abandoned run)' : '';
+  const manual = r.manual_by ? ` (manual run asked by ${r.manual_by})` : '';
   const caughtUp = r.missed > 0 ? ` (caught up ${r.missed} missed due times)` : '';
-  return `[${r.holder}] ran with fencing token ${r.fencing_token}${tookOver}${caughtUp}: ${r.detail}`;
+  return `[${r.holder}] ran with fencing token ${r.fencing_token}${tookOver}${manual}${caughtUp}: ${r.detail}`;
 }
 
-function respond(responseOut, status, contentType, text) {
-  const bytes = new TextEncoder().encode(text);
+// StarlingMonkey has no timingSafeEqual: every byte of the expected token is looked at, with
+// no early exit, so the time does not depend on where a guess goes wrong (the JIT gives no
+// hard guarantee, as with any JavaScript comparison).
+function sameToken(presented, expected) {
+  const [given, wanted] = [new TextEncoder().encode(presented), new TextEncoder().encode(expected)];
+  let difference = given.length ^ wanted.length;
+  for (let i = 0; i < wanted.length; i++) difference |= (given.length ? given[i % given.length] : 0) ^ wanted[i];
+  return difference === 0;
+}
+
+const UNGUARDED_RUN =
+  'POST /run on a job without a schedule would let anyone run it at will: ' +
+  'set a schedule, or board_token to protect the routes';
+
+// No schedule: any tick may run, so an open /run would run the job at anyone's will.
+function unscheduled() {
+  const expression = variable('schedule');
+  if (expression === undefined || expression === null) {
+    const interval = variable('interval_seconds');
+    return interval === undefined || interval === null || ['', '0'].includes(interval.trim());
+  }
+  return expression.trim() === '';
+}
+
+function bearerMatches(request, token) {
+  const headers = request.headers();
+  const values = headers.get('authorization');
+  headers[Symbol.dispose]();
+  const [scheme, ...rest] = (values.length === 1 ? new TextDecoder().decode(values[0]) : '').split(' ');
+  return scheme.toLowerCase() === 'bearer' && sameToken(rest.join(' ').trim(), token);
+}
+
+function readBody(request) {
+  const body = request.consume();
+  const stream = body.stream();
+  const chunks = [];
+  let size = 0;
+  try {
+    while (size <= MAX_BODY_BYTES) {
+      const chunk = stream.blockingRead(BigInt(MAX_BODY_BYTES + 1 - size));
+      chunks.push(chunk);
+      size += chunk.length;
+    }
+  } catch (ended) {
+    if (ended?.payload?.tag !== 'closed') throw new Error('the body could not be read');
+  } finally {
+    // The stream must be dropped before its body.
+    stream[Symbol.dispose]();
+    body[Symbol.dispose]();
+  }
+  if (size > MAX_BODY_BYTES) throw new Error(`the body is over ${MAX_BODY_BYTES} bytes`);
+  const bytes = new Uint8Array(size);
+  chunks.reduce((at, chunk) => (bytes.set(chunk, at), at + chunk.length), 0);
+  return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+}
+
+// `by`, `reason`, `drain_ms` from the query, then from a JSON or form body.
+function parameters(request, query) {
+  const found = Object.fromEntries(new URLSearchParams(query));
+  const body = readBody(request).trim();
+  if (body.startsWith('{')) {
+    for (const [key, value] of Object.entries(JSON.parse(body))) found[key] = typeof value === 'string' ? value : JSON.stringify(value);
+  } else if (body) {
+    Object.assign(found, Object.fromEntries(new URLSearchParams(body)));
+  }
+  return found;
+}
+
+function operatorLine(answer) {
+  let state = 'not paused';
+  if (answer.paused) {
+    state = `paused by ${answer.paused.by} since ${iso(answer.paused.sinceMs)}${answer.paused.reason ? ` (${answer.paused.reason})` : ''}`;
+  }
+  if (answer.runNowBy) state += `; a manual run asked by ${answer.runNowBy} waits for the next tick`;
+  if (answer.running) state += `; run ${answer.running.fencingToken} of ${answer.running.holder ?? '?'} still in progress`;
+  return state;
+}
+
+// The operator-answer with its WIT field names, as the Python guest answers it.
+function operatorJson(answer) {
+  const paused = answer.paused && { by: answer.paused.by, since_ms: answer.paused.sinceMs, reason: answer.paused.reason };
+  const running = answer.running && {
+    holder: answer.running.holder ?? null,
+    since_ms: answer.running.sinceMs,
+    fencing_token: answer.running.fencingToken,
+  };
+  return json({ paused: paused ?? null, run_now_by: answer.runNowBy ?? null, running: running ?? null });
+}
+
+function operate(request, route, query, responseOut) {
+  const lock = lockOf(settings());
+  let found;
+  let by;
+  let drainMs;
+  try {
+    found = parameters(request, query);
+    by = (found.by ?? '').trim();
+    if (!by) throw new Error('by is required: who is asking');
+    const asked = whole('drain_ms', found.drain_ms ?? '0');
+    drainMs = Number(asked < MAX_DRAIN_MS ? asked : MAX_DRAIN_MS);
+  } catch (bad) {
+    respond(responseOut, 400, 'application/json', json({ error: bad.message }));
+    return;
+  }
+  let answer;
+  try {
+    if (route === '/pause') answer = pause(lock, by, found.reason ?? '', drainMs);
+    else if (route === '/resume') answer = resume(lock, by);
+    else answer = runNow(lock, by);
+  } catch (failed) {
+    const text = describe(failed.payload ?? failed);
+    console.log(`http ${route.slice(1)} by ${by} failed: ${text}`);
+    const status = failed.payload?.val?.tag === 'invalid-argument' ? 400 : 502;
+    respond(responseOut, status, 'application/json', json({ error: text }));
+    return;
+  }
+  console.log(`http ${route.slice(1)} by ${by}: ${operatorLine(answer)}`);
+  respond(responseOut, 200, 'application/json', operatorJson(answer));
+}
+
+function respond(responseOut, status, contentType, text, extra = []) {
   const enc = (v) => new TextEncoder().encode(v);
-  const headers = Fields.fromList([
-    ['content-type', enc(contentType)],
-    ['content-length', enc(String(bytes.length))],
-  ]);
+  const bytes = enc(text);
+  const headers = Fields.fromList([['content-type', enc(contentType)], ['content-length', enc(String(bytes.length))], ...extra]);
   const response = new OutgoingResponse(headers);
   response.setStatusCode(status);
   const body = response.body();
@@ -169,20 +342,34 @@ function respond(responseOut, status, contentType, text) {
 // world on the 0.2.0 WIT the Python guest uses needs its own export.
 export const incomingHandler = {
   async handle(request, responseOut) {
-    const path = (request.pathWithQuery() ?? '/').split('?')[0].replace(/\/+$/, '');
-    if (request.method().tag !== 'post' || !path.endsWith('/run')) {
-      respond(responseOut, 404, 'text/plain', 'routes: POST /run');
-      return;
-    }
-    let s;
+    const [full, query = ''] = (request.pathWithQuery() ?? '/').split(/\?(.*)/s);
+    const path = full.length > 1 && full.endsWith('/') ? full.slice(0, -1) : full;
+    const post = request.method().tag === 'post';
+    // Without a token the operator's routes do not exist: nobody can pause the job.
+    const token = setting('board_token', '').trim();
     try {
-      s = settings();
-    } catch (bad) {
-      respond(responseOut, 500, 'text/plain', bad.message);
-      return;
+      if (post && path === '/run' && token && !bearerMatches(request, token)) {
+        const challenge = [['www-authenticate', new TextEncoder().encode('Bearer realm="traffic-cop"')]];
+        respond(responseOut, 401, 'text/plain', 'a bearer token is needed', challenge);
+      } else if (post && path === '/run' && !token && unscheduled()) {
+        respond(responseOut, 403, 'text/plain', UNGUARDED_RUN);
+      } else if (post && path === '/run') {
+        const report = await tick(settings());
+        console.log(`http tick: ${line(report)}`);
+        respond(responseOut, 200, 'application/json', JSON.stringify(report));
+      } else if (post && token && OPERATOR_ROUTES.includes(path)) {
+        if (!bearerMatches(request, token)) {
+          const challenge = [['www-authenticate', new TextEncoder().encode('Bearer realm="traffic-cop"')]];
+          respond(responseOut, 401, 'text/plain', 'a bearer token is needed', challenge);
+        } else {
+          operate(request, path, query, responseOut);
+        }
+      } else {
+        const routes = `POST /run${token ? ', POST /pause, /resume, /run-now' : ''}`;
+        respond(responseOut, 404, 'text/plain', `routes: ${routes}`);
+      }
+    } catch (misconfigured) {
+      respond(responseOut, 500, 'text/plain', misconfigured.message);
     }
-    const report = await tick(s);
-    console.log(`http tick: ${line(report)}`);
-    respond(responseOut, 200, 'application/json', JSON.stringify(report));
   },
 };

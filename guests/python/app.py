@@ -1,39 +1,68 @@
 """The guarded job in Python (componentize-py): `POST /run` is one tick, as apps/shared's
 `tick` in Rust: ask the guard, do the work if it is our turn, complete with the outcome.
-The guard is an import, `traffic-cop:lease/guard@0.2.0`, served by the lease component
+With the Spin variable `board_token` set, `POST /pause`, `/resume` and `/run-now` are the
+operator's verbs, for callers presenting `Authorization: Bearer <board_token>`.
+The guard is an import, `traffic-cop:lease/guard@0.3.0`, served by the lease component
 (composed in by Spin's component dependency or by `wac plug`); settings are Spin variables.
 """
 
+import dataclasses
+import hmac
 import json
 import os
+import re
 import time
+from urllib.parse import parse_qs
 
 from componentize_py_types import Err, Ok
 from wit_world import exports
 from wit_world.imports import guard, lease, variables
-from wit_world.imports.types import (
-    Fields,
-    Method_Post,
-    OutgoingBody,
-    OutgoingResponse,
-    ResponseOutparam,
-)
+from wit_world.imports.streams import StreamError_Closed
+from wit_world.imports.types import Fields, Method_Post, OutgoingBody, OutgoingResponse
+from wit_world.imports.types import ResponseOutparam
+
+OPERATOR_ROUTES = ("/pause", "/resume", "/run-now")
+# The operator's parameters fit in far less; a larger body is refused, not read.
+MAX_BODY_BYTES = 4096
+# A request is no place for a long wait (the Rust apps cap it alike): pause again to wait more.
+MAX_DRAIN_MS = 120_000
 
 
-def setting(name, default=None):
+def variable(name):
+    """The variable's value, or None when the manifest does not define it."""
     try:
         return variables.get(name)
     except Err:
-        if default is None:
-            raise ValueError(f"variable {name} is not set")
-        return default
+        return None
 
 
-def number(name, default=None):
-    text = setting(name, default).strip()
-    if not text.isdigit():
-        raise ValueError(f"variable {name} must be a whole number, got {text!r}")
+def setting(name, default=None):
+    value = variable(name)
+    if value is None and default is None:
+        raise ValueError(f"variable {name} is not set")
+    return default if value is None else value
+
+
+def whole(name, text, limit=2**64 - 1):
+    text = text.strip()
+    if not text.isdigit() or int(text) > limit:
+        raise ValueError(f"{name} must be a whole number up to {limit}, got {text!r}")
     return int(text)
+
+
+def schedule():
+    expression = variable("schedule")
+    if expression is None:
+        # Manifests written for guard@0.2.0 set `interval_seconds` instead (0: no schedule).
+        interval = variable("interval_seconds")
+        if interval is None:
+            raise ValueError("variable schedule is not set (a cron expression; empty: none)")
+        seconds = whole("variable interval_seconds", interval)
+        return guard.Schedule_Every(guard.Every(seconds, 0)) if seconds else guard.Schedule_None_()
+    if not expression.strip():
+        return guard.Schedule_None_()
+    zone = setting("time_zone", "").strip() or None
+    return guard.Schedule_Cron(guard.Cron(expression.strip(), zone, guard.CronDialect.SPIN))
 
 
 class Settings:
@@ -45,21 +74,20 @@ class Settings:
         # label: the same fallback as the Rust apps, random per instance.
         holder = setting("holder", "").strip()
         self.holder = holder or f"instance-{int.from_bytes(os.urandom(3), 'big'):06x}"
-        self.lease_seconds = number("lease_seconds")
-        self.interval_seconds = number("interval_seconds")
-        self.work_ms = number("work_ms", "0")
+        self.lease_seconds = whole("variable lease_seconds", setting("lease_seconds"), 2**32 - 1)
+        self.schedule = schedule()
+        self.work_ms = whole("variable work_ms", setting("work_ms", "0"))
 
     def lock(self):
         return lease.Lock(self.connection_string, self.container, self.blob)
 
     def options(self):
         return guard.GuardOptions(
-            holder=self.holder,
-            lease_seconds=self.lease_seconds,
-            interval_seconds=self.interval_seconds,
-            offset_seconds=0,
-            starting_deadline_seconds=None,
-            keep_alive_seconds=None,
+            holder=self.holder, lease_seconds=self.lease_seconds, schedule=self.schedule,
+            # The guard's defaults: keep-alive a third of the lease, 5 s early tolerance, no
+            # starting deadline, overlap forbidden, no waiting for a held lock.
+            keep_alive_seconds=None, early_tolerance_ms=None, starting_deadline_seconds=None,
+            overlap=None, wait_ms=None,
         )
 
 
@@ -67,21 +95,53 @@ def now_ms():
     return int(time.time() * 1000)
 
 
+def iso(ms):
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ms / 1000))
+
+
+def tag(value, prefix):
+    """`SkipReason_HeldByOther` -> `held-by-other`: the WIT case name."""
+    name = type(value).__name__.removeprefix(prefix)
+    return re.sub(r"(?<!^)(?=[A-Z])", "-", name).lower()
+
+
+def describe(error):
+    """A guard-error as one line (service errors never carry a credential)."""
+    if isinstance(error, guard.GuardError_BadSchedule):
+        return f"bad schedule ({error.value.field}): {error.value.message}"
+    cause = error.value
+    if isinstance(cause.value, str):
+        return f"{tag(cause, 'LeaseError_')}: {cause.value}"
+    service = cause.value
+    code = f" {service.code}" if service.code else ""
+    return f"{tag(cause, 'LeaseError_')} (HTTP {service.status}{code}): {service.message}"
+
+
 def skip_detail(settings, reason):
+    why = reason.value
     if isinstance(reason, guard.SkipReason_HeldByOther):
-        by = reason.value.holder
-        if by == settings.holder:
+        if why.holder == settings.holder:
             # Our own earlier tick still works: naming ourselves "another" holder would mislead.
             return (
                 "the previous tick of this replica is still working "
-                f"(lease held by {by} until it completes or expires)"
+                f"(lease held by {why.holder} until it completes or expires)"
             )
-        return f"held by {by or 'another instance'}"
+        return f"held by {why.holder or 'another instance'}"
     if isinstance(reason, guard.SkipReason_AlreadyRan):
-        return f"already ran this interval ({reason.value.holder or 'another instance'})"
+        state = "still running" if why.running else why.outcome or "ended"
+        by, due = why.holder or "another instance", iso(why.due_at_ms)
+        return f"already ran for {due} ({by}, {state}); next due {iso(why.next_due_ms)}"
     if isinstance(reason, guard.SkipReason_TooLate):
-        return f"too late: {reason.value.late_by_ms // 1000} s after the due time"
-    return f"could not decide: {reason.value!r}"
+        late = why.late_by_ms // 1000
+        return f"too late: {late} s after the due time; next due {iso(why.next_due_ms)}"
+    if isinstance(reason, guard.SkipReason_NotDue):
+        return f"not due yet: the first due time is {iso(why.next_due_ms)}"
+    if isinstance(reason, guard.SkipReason_Paused):
+        reason = f": {why.reason}" if why.reason else ""
+        return f"paused by {why.by} since {iso(why.since_ms)}{reason}"
+    if isinstance(reason, guard.SkipReason_ScheduleConflict):
+        return f"schedule conflict: the lock keeps {why.recorded}; this replica has {why.ours}"
+    return f"could not decide: {describe(why)}"
 
 
 def work(settings, ticket):
@@ -98,28 +158,23 @@ def work(settings, ticket):
             try:
                 guard.keep_alive(ticket)
             except Err as lost:
-                raise RuntimeError(f"stopped: lease lost during the work ({lost.value!r})")
+                raise RuntimeError(f"stopped: lease lost during the work ({describe(lost.value)})")
             keep_alive_by = now_ms() + (ticket.options.keep_alive_seconds or 5) * 1000
 
 
 def janitor(settings):
-    rows = guard.board(guard.Location(settings.connection_string, settings.container))
+    rows = guard.board(guard.Location(settings.connection_string, settings.container)).locks
     held = [r for r in rows if r.state in (lease.LeaseState.LEASED, lease.LeaseState.BREAKING)]
     return f"python job: {len(rows)} locks, {len(held)} held"
 
 
 def tick(settings):
-    report = {
-        "holder": settings.holder,
-        "decision": "skip",
-        "fencing_token": None,
-        "previous_abandoned": False,
-        "missed": None,
-        "late_by_ms": None,
-        "detail": "",
-    }
+    # `skip` is the reason's WIT case (`paused`, `not-due`, ...) for scripts; `detail` for people.
+    report = dict(holder=settings.holder, decision="skip", skip=None, fencing_token=None)
+    report.update(previous_abandoned=False, manual_by=None, missed=None, late_by_ms=None, detail="")
     decision = guard.guarded_invoke(settings.lock(), settings.options())
     if isinstance(decision, guard.Decision_Skip):
+        report["skip"] = tag(decision.value, "SkipReason_")
         report["detail"] = skip_detail(settings, decision.value)
         return report
     ticket = decision.value
@@ -127,6 +182,7 @@ def tick(settings):
         decision="run",
         fencing_token=ticket.fencing_token,
         previous_abandoned=ticket.previous_abandoned,
+        manual_by=ticket.manual_by,
         missed=ticket.past_due.missed,
         late_by_ms=ticket.past_due.late_by_ms,
     )
@@ -138,12 +194,12 @@ def tick(settings):
     try:
         detail, outcome = janitor(settings), guard.Outcome_Success()
     except Err as failed:
-        detail = f"job failed: {failed.value!r}"
+        detail = f"job failed: {describe(failed.value)}"
         outcome = guard.Outcome_Failure(detail)
     try:
         guard.complete(ticket, outcome)
     except Err as failed:
-        detail += f"; complete failed: {failed.value!r}"
+        detail += f"; complete failed: {describe(failed.value)}"
     report["detail"] = detail
     return report
 
@@ -153,19 +209,113 @@ def line(report):
     if report["fencing_token"] is None:
         return f"[{report['holder']}] skipped: {report['detail']}"
     took_over = " (took over an abandoned run)" if report["previous_abandoned"] else ""
+    manual = f" (manual run asked by {report['manual_by']})" if report["manual_by"] else ""
     missed = report["missed"] or 0
     caught_up = f" (caught up {missed} missed due times)" if missed > 0 else ""
     return (
         f"[{report['holder']}] ran with fencing token {report['fencing_token']}"
-        f"{took_over}{caught_up}: {report['detail']}"
+        f"{took_over}{manual}{caught_up}: {report['detail']}"
     )
 
 
-def respond(response_out, status, content_type, text):
+UNGUARDED_RUN = (
+    "POST /run on a job without a schedule would let anyone run it at will: "
+    "set a schedule, or board_token to protect the routes"
+)
+
+
+def unscheduled():
+    """No schedule: any tick may run, so an open /run would run the job at anyone's will."""
+    expression = variable("schedule")
+    if expression is None:
+        interval = variable("interval_seconds")
+        return interval is None or interval.strip() in ("", "0")
+    return not expression.strip()
+
+
+def bearer_matches(request, token):
+    with request.headers() as headers:
+        values = headers.get("authorization")
+    scheme, _, presented = (values[0] if len(values) == 1 else b"").partition(b" ")
+    # compare_digest takes time independent of where the bytes differ.
+    return scheme.lower() == b"bearer" and hmac.compare_digest(presented.strip(), token.encode())
+
+
+def read_body(request):
+    data = b""
+    with request.consume() as body:
+        with body.stream() as stream:
+            while len(data) <= MAX_BODY_BYTES:
+                try:
+                    data += stream.blocking_read(MAX_BODY_BYTES + 1 - len(data))
+                except Err as ended:
+                    if isinstance(ended.value, StreamError_Closed):
+                        break
+                    raise ValueError("the body could not be read") from None
+    if len(data) > MAX_BODY_BYTES:
+        raise ValueError(f"the body is over {MAX_BODY_BYTES} bytes")
+    return data.decode()
+
+
+def parameters(request, query):
+    """`by`, `reason`, `drain_ms` from the query, then from a JSON or form body."""
+    found = {k: v[-1] for k, v in parse_qs(query).items()}
+    body = read_body(request).strip()
+    if body.startswith("{"):
+        parsed = json.loads(body)
+        found.update({k: v if isinstance(v, str) else json.dumps(v) for k, v in parsed.items()})
+    elif body:
+        found.update({k: v[-1] for k, v in parse_qs(body).items()})
+    return found
+
+
+def operator_line(answer):
+    state = "not paused"
+    if answer.paused:
+        state = f"paused by {answer.paused.by} since {iso(answer.paused.since_ms)}"
+        state += f" ({answer.paused.reason})" if answer.paused.reason else ""
+    if answer.run_now_by:
+        state += f"; a manual run asked by {answer.run_now_by} waits for the next tick"
+    if answer.running:
+        running = answer.running
+        state += f"; run {running.fencing_token} of {running.holder or '?'} still in progress"
+    return state
+
+
+def operate(request, route, query, response_out):
+    lock = Settings().lock()
+    try:
+        found = parameters(request, query)
+        by = found.get("by", "").strip()
+        if not by:
+            raise ValueError("by is required: who is asking")
+        drain_ms = min(whole("drain_ms", found.get("drain_ms", "0")), MAX_DRAIN_MS)
+    except ValueError as bad:
+        respond(response_out, 400, "application/json", json.dumps({"error": str(bad)}))
+        return
+    try:
+        if route == "/pause":
+            answer = guard.pause(lock, by, found.get("reason", ""), drain_ms)
+        elif route == "/resume":
+            answer = guard.resume(lock, by)
+        else:
+            answer = guard.run_now(lock, by)
+    except Err as failed:
+        text = describe(failed.value)
+        print(f"http {route[1:]} by {by} failed: {text}", flush=True)
+        status = 400 if isinstance(failed.value.value, lease.LeaseError_InvalidArgument) else 502
+        respond(response_out, status, "application/json", json.dumps({"error": text}))
+        return
+    print(f"http {route[1:]} by {by}: {operator_line(answer)}", flush=True)
+    # The bindings' records are dataclasses: the operator-answer with its WIT field names.
+    respond(response_out, 200, "application/json", json.dumps(dataclasses.asdict(answer)))
+
+
+def respond(response_out, status, content_type, text, extra=()):
     body_bytes = text.encode()
-    headers = Fields.from_list(
-        [("content-type", content_type.encode()), ("content-length", str(len(body_bytes)).encode())]
-    )
+    length = str(len(body_bytes)).encode()
+    headers = [("content-type", content_type.encode()), ("content-length", length), *extra]
+    headers = Fields.from_list(headers)
     response = OutgoingResponse(headers)
     response.set_status_code(status)
     body = response.body()
@@ -180,15 +330,29 @@ def respond(response_out, status, content_type, text):
 
 class IncomingHandler(exports.IncomingHandler):
     def handle(self, request, response_out):
-        path = (request.path_with_query() or "/").split("?")[0].rstrip("/")
-        if not (isinstance(request.method(), Method_Post) and path.endswith("/run")):
-            respond(response_out, 404, "text/plain", "routes: POST /run")
-            return
+        path, _, query = (request.path_with_query() or "/").partition("?")
+        path = path[:-1] if path.endswith("/") and len(path) > 1 else path
+        post = isinstance(request.method(), Method_Post)
+        # Without a token the operator's routes do not exist: nobody can pause the job.
+        token = setting("board_token", "").strip()
         try:
-            settings = Settings()
-        except (ValueError, Err) as bad:
-            respond(response_out, 500, "text/plain", str(bad))
-            return
-        report = tick(settings)
-        print(f"http tick: {line(report)}", flush=True)
-        respond(response_out, 200, "application/json", json.dumps(report))
+            if post and path == "/run" and token and not bearer_matches(request, token):
+                challenge = [("www-authenticate", b'Bearer realm="traffic-cop"')]
+                respond(response_out, 401, "text/plain", "a bearer token is needed", challenge)
+            elif post and path == "/run" and not token and unscheduled():
+                respond(response_out, 403, "text/plain", UNGUARDED_RUN)
+            elif post and path == "/run":
+                report = tick(Settings())
+                print(f"http tick: {line(report)}", flush=True)
+                respond(response_out, 200, "application/json", json.dumps(report))
+            elif post and token and path in OPERATOR_ROUTES:
+                if not bearer_matches(request, token):
+                    challenge = [("www-authenticate", b'Bearer realm="traffic-cop"')]
+                    respond(response_out, 401, "text/plain", "a bearer token is needed", challenge)
+                else:
+                    operate(request, path, query, response_out)
+            else:
+                routes = "POST /run" + (", POST /pause, /resume, /run-now" if token else "")
+                respond(response_out, 404, "text/plain", f"routes: {routes}")
+        except ValueError as misconfigured:
+            respond(response_out, 500, "text/plain", str(misconfigured))

@@ -23,7 +23,7 @@
 //! | `keep_alive`, `complete` | a granted run's calls |
 //! | `claim`, `pages`, `board` | many items: claims and the board over a listing |
 //! | `fenced` | writes that refuse an older run's token |
-//! | `operator` | pause, resume, run-now and the pending marker |
+//! | `operator` | pause, resume and run-now, written under the running run's lease id |
 
 mod board;
 mod claim;

@@ -70,7 +70,8 @@ pub fn pause<T: Transport, R: Runtime>(
     super::operator_drain::drained(client, lock, answer, drain)
 }
 
-/// Ends a pause. Due times that passed while paused are not made up: the next one runs.
+/// Ends a pause. The latest due time that passed while paused runs at the next tick (unless it is
+/// past the starting deadline); the others count as missed.
 pub fn resume<T: Transport, R: Runtime>(
     client: &mut LeaseClient<T, R>,
     lock: &Lock,

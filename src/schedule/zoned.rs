@@ -210,6 +210,13 @@ impl ZonedCron {
             if self.gap_run(&previous) == Some(start) {
                 return Some(start);
             }
+            // After a fold the segment before ran its wall clock past this one's start: its
+            // last hour may hold a time later than `found` (croniter found this), so look at it
+            // whole rather than jump.
+            if previous.offset > segment.offset {
+                at = start - 1;
+                continue;
+            }
             let civil = found?;
             at = (start - 1).min(civil - segment.offset + MARGIN);
         }

@@ -12,6 +12,7 @@ mod budgets;
 mod claim_scale;
 mod client;
 mod cron_croner;
+mod cron_dst;
 mod edges;
 mod entra;
 mod fenced;

@@ -3,9 +3,10 @@
 //! by scripts/oracle-tools), over thousands of random cases each. Reported as ignored without
 //! the venv (a failure under `CI=true`).
 
+mod cron;
 mod zones;
 
 fn main() {
-    let tests: Vec<Vec<traffic_cop_testbed::runner::Test>> = vec![zones::tests()];
+    let tests: Vec<Vec<traffic_cop_testbed::runner::Test>> = vec![cron::tests(), zones::tests()];
     traffic_cop_testbed::runner::run(tests.concat(), 2)
 }

@@ -46,7 +46,8 @@ fn replica(env: &Env, spin: PathBuf, dir: &Path, holder: &str) -> SpinReplica {
         ("container", env.container.clone()),
         ("holder", holder.to_string()),
         ("lease_seconds", "15".into()),
-        ("interval_seconds", "3600".into()),
+        // Every minute: the first tick after the lock is created runs (see room_in_minute).
+        ("schedule", "0 * * * * *".into()),
         ("work_ms", "0".into()),
     ];
     let mut replica = launch.start(holder, &dir.join(holder), &variables);
@@ -90,6 +91,7 @@ fn the_spin_app_runs_with_bearer_tokens_under_real_spin() {
     )
     .unwrap();
     let trusting = replica(&env, spin_with_runtime_config(&dir, &spin, &config), &dir, "trusting");
+    traffic_cop_testbed::room_in_minute(30);
     let (status, leader) = run(&trusting);
     assert_eq!(status, 200, "{leader}\n{}", trusting.output());
     assert!(leader.contains("\"decision\":\"run\""), "{leader}");

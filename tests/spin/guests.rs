@@ -47,7 +47,7 @@ fn run(language: &str, spin: PathBuf) -> SpinStory {
     // Spin writes each component's stdout to `<log dir>/<component>_stdout.txt`.
     let printed = nodes
         .iter()
-        .flat_map(|n| n.replica.log(&component).lines().map(String::from).collect::<Vec<_>>())
+        .flat_map(|n| n.replica.stdout(&component).lines().map(String::from).collect::<Vec<_>>())
         .collect();
     SpinStory { ticks, killed, printed, nodes }
 }

@@ -20,6 +20,7 @@ mod catchup;
 mod chaos;
 mod entra;
 mod guests;
+mod prometheus;
 mod real_spin;
 mod templates;
 
@@ -29,6 +30,7 @@ fn main() {
         chaos::tests(),
         entra::tests(),
         guests::tests(),
+        prometheus::tests(),
         real_spin::tests(),
         templates::tests(),
     ];

@@ -97,7 +97,7 @@ fn templates_install_generate_build_and_run_under_their_cron_lines() {
                 "-v",
                 "cron-expression=*/2 * * * * *",
                 "-v",
-                "interval-seconds=2",
+                "time-zone=Asia/Kathmandu",
                 "-o",
                 &project.display().to_string(),
             ]),
@@ -135,6 +135,8 @@ fn check_generated(template: &Template, project: &Path) {
     );
     assert!(manifest.contains(r#"connection_string = "{{ connection_string }}""#), "{manifest}");
     assert!(manifest.contains(r#"cron_expression = "*/2 * * * * *""#), "{manifest}");
+    assert!(manifest.contains(r#"schedule = { default = "*/2 * * * * *" }"#), "{manifest}");
+    assert!(manifest.contains(r#"time_zone = { default = "Asia/Kathmandu" }"#), "{manifest}");
     assert!(
         manifest.contains(&format!(
             r#""traffic-cop:lease" = {{ path = "{}" }}"#,
@@ -150,7 +152,8 @@ fn check_generated(template: &Template, project: &Path) {
             "{name} is not from crates.io"
         );
     }
-    for wit in ["lease.wit", "guard-0.2.wit"] {
+    // guard-0.3.wit names the 0.2.0 package in its world, so 0.2.0 is vendored too.
+    for wit in ["lease.wit", "guard-0.2.wit", "guard-0.3.wit"] {
         let ours = std::fs::read_to_string(root().join("wit").join(wit)).unwrap();
         assert_eq!(
             read(&format!("wit/deps/traffic-cop-lease/{wit}")),
@@ -181,7 +184,7 @@ fn build(template: &Template, project: &Path) -> PathBuf {
     wasm
 }
 
-/// Imports the 0.2.0 guard and the 0.1.0 lease interface its types come from (nothing else
+/// Imports the 0.3.0 guard and the 0.1.0 lease interface its types come from (nothing else
 /// of traffic-cop's), and exports the cron handler with the plugin line's calling convention.
 fn check_component(template: &Template, wasm: &Path) {
     let mut config = Config::new();
@@ -191,7 +194,7 @@ fn check_component(template: &Template, wasm: &Path) {
     let ty = component.component_type();
     let imports: Vec<String> = ty.imports(&engine).map(|(name, _)| name.to_string()).collect();
     let ours: Vec<&String> = imports.iter().filter(|n| n.starts_with("traffic-cop:")).collect();
-    let want = ["traffic-cop:lease/guard@0.2.0", "traffic-cop:lease/lease@0.1.0"];
+    let want = ["traffic-cop:lease/guard@0.3.0", "traffic-cop:lease/lease@0.1.0"];
     let mut ours = ours;
     ours.sort();
     assert_eq!(ours, want, "{}: imports {imports:?}", template.id);
@@ -206,7 +209,8 @@ fn check_component(template: &Template, wasm: &Path) {
     }
 }
 
-/// Two replicas, a tick every 2 s, a 2 s interval: every tick, one runs and one skips.
+/// Two replicas, a tick every 2 s on a 2 s schedule in Asia/Kathmandu (UTC+05:45): every
+/// tick, one runs and one skips.
 fn run_replicas(
     template: &Template,
     spin: &Path,

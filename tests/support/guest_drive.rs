@@ -1,7 +1,8 @@
 //! One story for any three replicas of a guest job, wherever they run: every interval the test
 //! POSTs /run to all live replicas at once (it is their scheduler, as a Kubernetes CronJob is
 //! on SpinKube); once a run with token 3 or more is in the middle of its work, its replica is
-//! killed; the story goes on until someone took over and two more intervals passed.
+//! killed; the story goes on until someone took over and two more intervals passed. The
+//! replicas' schedule is the interval as a cron expression ([`cron_every`]).
 
 use crate::story;
 use crate::story::{Killed, Tick};
@@ -13,6 +14,14 @@ pub const INTERVAL: u64 = 3;
 /// Long enough to be killed in the middle of, short enough to finish inside its interval.
 pub const WORK_MS: u64 = 2000;
 const MAX_INTERVALS: u64 = 20;
+
+/// The cron expression (Spin's six-field dialect, seconds first) due every `seconds` on the
+/// same grid as `k * seconds` since the Unix epoch: a divisor of a minute, so every minute
+/// starts a step.
+pub fn cron_every(seconds: u64) -> String {
+    assert!(seconds > 0 && 60 % seconds == 0, "{seconds} s does not divide a minute");
+    format!("*/{seconds} * * * * *")
+}
 
 /// Sends `POST /run` to replica `node`: the JSON body of a 200 answer, or why there was none.
 pub type Fire = Arc<dyn Fn(usize) -> Result<String, String> + Send + Sync>;

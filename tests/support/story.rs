@@ -59,7 +59,7 @@ pub fn start_nodes(
                 ("container", container.to_string()),
                 ("holder", holder.clone()),
                 ("lease_seconds", LEASE_SECONDS.to_string()),
-                ("interval_seconds", interval.to_string()),
+                ("schedule", traffic_cop_testbed::spin::every(interval)),
                 ("work_ms", work_ms.to_string()),
             ];
             let replica = launch.start(&holder, &dir.join(&holder), &variables);

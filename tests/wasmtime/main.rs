@@ -34,6 +34,7 @@ mod guard_v2;
 mod guests;
 mod listing_azurite;
 mod lossy;
+mod metrics;
 mod node_jco;
 mod publishing;
 mod spin_app;
@@ -53,6 +54,7 @@ fn main() {
         guests::tests(),
         listing_azurite::tests(),
         lossy::tests(),
+        metrics::tests(),
         node_jco::tests(),
         publishing::tests(),
         spin_app::tests(),

@@ -24,14 +24,16 @@ fn apps() -> &'static (App, App) {
     })
 }
 
-fn variables(container: &str, holder: &str, interval_seconds: u64) -> BTreeMap<String, String> {
+/// Every minute: a lock created by its first tick owes the minute's due time its run (guard@0.3.0
+/// owes a due time up to a minute before the lock existed), so the first tick runs.
+fn variables(container: &str, holder: &str) -> BTreeMap<String, String> {
     [
         ("connection_string", Azurite::shared().connection_string()),
         ("container", container.to_string()),
         ("lock", "nightly-cleanup".to_string()),
         ("holder", holder.to_string()),
         ("lease_seconds", "15".to_string()),
-        ("interval_seconds", interval_seconds.to_string()),
+        ("schedule", traffic_cop_testbed::spin::every(60)),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
@@ -109,10 +111,15 @@ fn the_manifest_matches_the_build() {
             .exports(&Host::shared().engine)
             .map(|(n, _)| n.to_string())
             .collect();
-        // The app moved to the 0.2.0 guard, which takes its types from the 0.1.0 lease.
+        // The app is on the 0.3.0 guard, which takes its types from the 0.1.0 lease, and keeps
+        // Entra ID tokens with the 0.2.0 identity interface.
         assert_eq!(
             ours,
-            ["traffic-cop:lease/lease@0.1.0", "traffic-cop:lease/guard@0.2.0"],
+            [
+                "traffic-cop:lease/lease@0.1.0",
+                "traffic-cop:lease/guard@0.3.0",
+                "traffic-cop:lease/identity@0.2.0"
+            ],
             "{id} imports {imports:?}"
         );
         for import in ours {
@@ -142,9 +149,14 @@ fn composition_satisfies_every_traffic_cop_import() {
             component.component_type().imports(engine).map(|(n, _)| n.to_string()).collect();
         println!("{name} composed: {} KiB, imports {imports:?}", composed.len() / 1024);
         assert!(!imports.iter().any(|i| i.starts_with("traffic-cop:")), "{imports:?}");
-        // What remains is what Spin provides: WASI, variables, and (cron) the trigger's types.
-        let provided =
-            ["wasi:", "fermyon:spin/variables@2.0.0", "fermyon:spin-cron/cron-types@2.0.0"];
+        // What remains is what Spin provides: WASI, variables, key-value (the board cache and
+        // kept tokens), and (cron) the trigger's types.
+        let provided = [
+            "wasi:",
+            "fermyon:spin/variables@2.0.0",
+            "fermyon:spin/key-value@2.0.0",
+            "fermyon:spin-cron/cron-types@2.0.0",
+        ];
         assert!(imports.iter().all(|i| provided.iter().any(|p| i.starts_with(p))), "{imports:?}");
     }
 }
@@ -152,9 +164,10 @@ fn composition_satisfies_every_traffic_cop_import() {
 fn cron_replicas_run_the_job_once_per_interval() {
     let (cron, _) = apps();
     let container = format!("cron{}", std::process::id());
+    traffic_cop_testbed::room_in_minute(20);
     let printed: Vec<String> = (0..3)
         .map(|replica| {
-            let vars = variables(&container, &format!("replica-{replica}"), 3600);
+            let vars = variables(&container, &format!("replica-{replica}"));
             cron.cron_tick(&vars, 1_700_000_000, None).unwrap()
         })
         .collect();
@@ -163,7 +176,11 @@ fn cron_replicas_run_the_job_once_per_interval() {
         "{printed:?}"
     );
     for later in &printed[1..] {
-        assert!(later.contains("skipped: already ran this interval (replica-0)"), "{printed:?}");
+        assert!(
+            later.contains("skipped: already ran for the due time")
+                && later.contains("(replica-0)"),
+            "{printed:?}"
+        );
     }
     let entries = board(&container);
     let lock = entries.iter().find(|e| e.name == "nightly-cleanup").expect("the job's lock");
@@ -173,7 +190,7 @@ fn cron_replicas_run_the_job_once_per_interval() {
 
 fn a_cron_component_with_a_missing_variable_reports_which() {
     let (cron, _) = apps();
-    let mut partial = variables("cronbad", "r", 60);
+    let mut partial = variables("cronbad", "r");
     partial.remove("lease_seconds");
     let error = cron.cron_tick(&partial, 1, None).unwrap_err();
     assert!(error.contains("lease_seconds"), "{error}");
@@ -182,7 +199,8 @@ fn a_cron_component_with_a_missing_variable_reports_which() {
 fn http_component_runs_the_job_and_renders_the_board() {
     let (_, http) = apps();
     let container = format!("http{}", std::process::id());
-    let vars = variables(&container, "web-1", 3600);
+    traffic_cop_testbed::room_in_minute(20);
+    let vars = variables(&container, "web-1");
     let (status, content_type, body) = http.http(&vars, "POST", "/run").unwrap();
     assert_eq!((status, content_type.as_str()), (200, "application/json"), "{body}");
     let report: serde_json::Value = serde_json::from_str(&body).unwrap();
@@ -193,14 +211,16 @@ fn http_component_runs_the_job_and_renders_the_board() {
     );
     assert!(report["detail"].as_str().unwrap().contains("janitor report: 1 locks"), "{body}");
 
-    let second = http.http(&variables(&container, "web-2", 3600), "POST", "/run").unwrap();
+    let second = http.http(&variables(&container, "web-2"), "POST", "/run").unwrap();
     let report: serde_json::Value = serde_json::from_str(&second.2).unwrap();
     assert_eq!(report["decision"].as_str(), Some("skip"), "{}", second.2);
-    assert!(report["detail"].as_str().unwrap().contains("already ran this interval (web-1)"));
+    assert!(report["detail"].as_str().unwrap().contains("already ran for the due time"));
+    assert!(report["detail"].as_str().unwrap().contains("(web-1)"), "{}", second.2);
 
     let (status, content_type, body) = http.http(&vars, "GET", "/status").unwrap();
     assert_eq!((status, content_type.as_str()), (200, "application/json"));
-    let rows: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let board: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let rows = &board["locks"];
     assert_eq!(rows[0]["name"].as_str(), Some("nightly-cleanup"));
     assert_eq!(rows[0]["holder"].as_str(), Some("web-1"));
     assert_eq!(rows[0]["last_outcome"].as_str(), Some("success"));
@@ -209,7 +229,8 @@ fn http_component_runs_the_job_and_renders_the_board() {
     assert_eq!((status, content_type.as_str()), (200, "text/html; charset=utf-8"));
     assert!(
         html.contains("<td>nightly-cleanup</td>")
-            && html.contains("<td>web-1</td>")
+            && html.contains("by web-1")
+            && html.contains("class=\"run success\"")
             && html.contains("<th>fencing token</th>"),
         "{html}"
     );
@@ -222,7 +243,8 @@ fn http_component_runs_the_job_and_renders_the_board() {
 fn an_overlapping_tick_of_the_same_replica_says_its_previous_tick_is_still_working() {
     let (cron, _) = apps();
     let container = format!("overlap{}", std::process::id());
-    let mut vars = variables(&container, "solo", 3600);
+    traffic_cop_testbed::room_in_minute(20);
+    let mut vars = variables(&container, "solo");
     vars.insert("work_ms".into(), "3000".into());
     let first = std::thread::spawn({
         let vars = vars.clone();

@@ -138,17 +138,35 @@ fn the_manifests_agree_with_each_other_and_with_spin_toml() {
         let name = variable["name"].as_str().unwrap();
         assert!(declared.contains_key(name), "spin.toml declares no variable {name}");
     }
-    // The connection string comes from the Secret, by its name and key.
-    let reference = app["spec"]["variables"]
-        .as_array()
-        .unwrap()
+    // The connection string and the routes' token come from the Secret, by its name and key.
+    let from_secret = |variable: &str| {
+        let reference = app["spec"]["variables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == variable)
+            .map(|v| v["valueFrom"]["secretKeyRef"].clone())
+            .unwrap_or_else(|| panic!("{variable} from a secret"));
+        assert_eq!(reference["name"], secret["metadata"]["name"]);
+        let key = reference["key"].as_str().unwrap().to_string();
+        assert!(secret["stringData"].get(&key).is_some(), "the Secret has no key {key}");
+        key
+    };
+    from_secret("connection_string");
+    let token_key = from_secret("board_token");
+    // The CronJob sends that token (the routes are protected once it is set).
+    let container = &cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0];
+    let env = container["env"].as_array().expect("the tick's env");
+    let token_env = env
         .iter()
-        .find(|v| v["name"] == "connection_string")
-        .map(|v| &v["valueFrom"]["secretKeyRef"])
-        .expect("connection_string from a secret");
-    assert_eq!(reference["name"], secret["metadata"]["name"]);
-    let key = reference["key"].as_str().unwrap();
-    assert!(secret["stringData"].get(key).is_some(), "the Secret has no key {key}");
+        .find(|e| e["valueFrom"]["secretKeyRef"]["key"] == token_key.as_str())
+        .and_then(|e| e["name"].as_str())
+        .expect("the tick reads the token from the Secret");
+    let header = format!("Authorization: Bearer $({token_env})");
+    assert!(
+        container["args"].as_array().unwrap().iter().any(|a| a.as_str() == Some(&header)),
+        "the tick does not send {header}"
+    );
     // The CronJob POSTs /run to the Service the operator names after the SpinApp.
     let args = &cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["args"];
     let args: Vec<&str> = args.as_array().unwrap().iter().filter_map(|a| a.as_str()).collect();

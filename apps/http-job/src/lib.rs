@@ -1,39 +1,36 @@
-//! HTTP-triggered Spin component, for hosts without a cron trigger (SpinKube: a Kubernetes
-//! CronJob or any scheduler calls the route):
-//! - `POST /run`: one guarded tick, as the cron component does; the report as JSON.
-//! - `GET /status`: the status board as JSON; `GET /status.html`: the same as an HTML table.
+//! HTTP-triggered Spin component: the job for hosts without a cron trigger (SpinKube: a
+//! Kubernetes CronJob or any scheduler POSTs /run), the board, /metrics and the operator's
+//! routes. The routes are in the shared crate (`routes`).
 
 use spin_sdk::http::{IntoResponse, Method, Request, Response};
 use spin_sdk::http_component;
-use traffic_cop_app::{board_html, board_json, tick, Settings};
+use traffic_cop_app::routes::{handle as route, Asked};
+use traffic_cop_app::Settings;
 
 #[http_component]
 fn handle(request: Request) -> Response {
-    let settings = match Settings::from_spin_variables() {
+    let settings = match Settings::for_event() {
         Ok(settings) => settings,
-        Err(error) => return text(500, "text/plain", error),
+        Err(error) => return respond(500, "text/plain; charset=utf-8", error),
     };
-    let path = request.path().trim_end_matches('/');
-    match (request.method(), path.rsplit('/').next().unwrap_or("")) {
-        (Method::Post, "run") => {
-            let report = tick(&settings);
-            println!("http tick: {}", report.line());
-            text(200, "application/json", serde_json::to_string(&report).unwrap_or_default())
-        }
-        (Method::Get, "status") => rendered(board_json(&settings), "application/json"),
-        (Method::Get, "status.html") => rendered(board_html(&settings), "text/html; charset=utf-8"),
-        _ => text(404, "text/plain", "routes: POST /run, GET /status, GET /status.html".into()),
-    }
+    let method = match request.method() {
+        Method::Get => "GET",
+        Method::Post => "POST",
+        _ => "OTHER",
+    };
+    let header = |name: &str| request.header(name).and_then(|v| v.as_str());
+    let asked = Asked {
+        method,
+        path: request.path(),
+        query: request.query(),
+        authorization: header("authorization"),
+        accept: header("accept"),
+    };
+    let answer = route(&settings, &asked);
+    respond(answer.status, answer.content_type, answer.body)
 }
 
-fn rendered(body: Result<String, String>, content_type: &str) -> Response {
-    match body {
-        Ok(body) => text(200, content_type, body),
-        Err(error) => text(502, "text/plain", error),
-    }
-}
-
-fn text(status: u16, content_type: &str, body: String) -> Response {
+fn respond(status: u16, content_type: &str, body: String) -> Response {
     Response::builder()
         .status(status)
         .header("content-type", content_type)

@@ -1,38 +1,130 @@
-//! The status board as JSON and as a small readable HTML table.
+//! The status board as the app serves it: one row per lock, with its run history, and the
+//! snapshot (rows, time-zone data, when it was listed) that the JSON board, the HTML board and
+//! /metrics are all rendered from, and that `cache` keeps in Spin key-value.
 
-use crate::guard::{self, BoardEntry};
+use crate::guard::{self, BoardEntry, PastOutcome};
 use crate::lease::LeaseState;
+use crate::tick::describe;
 use crate::Settings;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct BoardRow {
     pub name: String,
-    pub state: &'static str,
+    pub state: String,
     pub holder: Option<String>,
     pub fencing_token: u64,
     pub last_start_ms: Option<u64>,
     pub last_stop_ms: Option<u64>,
     pub running: bool,
     pub last_outcome: Option<String>,
+    pub schedule: Option<String>,
+    pub last_due_ms: Option<u64>,
     pub next_due_ms: Option<u64>,
     pub overdue: bool,
+    pub paused_by: Option<String>,
+    pub paused_since_ms: Option<u64>,
+    pub paused_reason: Option<String>,
+    pub run_now_by: Option<String>,
+    pub conflict: Option<String>,
+    pub consecutive_failures: u32,
+    pub successes: u64,
+    pub failures: u64,
+    pub abandoned: u64,
+    pub missed: u64,
+    pub last_success_ms: Option<u64>,
+    pub last_failure_ms: Option<u64>,
+    /// Newest first.
+    pub history: Vec<PastRunRow>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PastRunRow {
+    pub fencing_token: u64,
+    pub due_at_ms: Option<u64>,
+    pub started_at_ms: u64,
+    pub stopped_at_ms: Option<u64>,
+    pub late_by_ms: Option<u64>,
+    pub missed: u64,
+    pub manual: bool,
+    pub holder: Option<String>,
+    /// `success`, `failure`, `abandoned` or `replaced`.
+    pub outcome: String,
+    /// A failure's text.
+    pub failure: Option<String>,
+}
+
+/// One listing of the lock container, as every rendering uses it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// When storage was listed (this host's clock, ms since the Unix epoch).
+    pub listed_at_ms: u64,
+    /// The tz database release the lease component carries.
+    pub tzdata: String,
+    pub container: String,
+    pub locks: Vec<BoardRow>,
 }
 
 impl From<BoardEntry> for BoardRow {
     fn from(e: BoardEntry) -> BoardRow {
+        let history = e
+            .history
+            .into_iter()
+            .map(|run| {
+                let (outcome, failure) = match run.outcome {
+                    PastOutcome::Success => ("success", None),
+                    PastOutcome::Failure(text) => ("failure", Some(text)),
+                    PastOutcome::Abandoned => ("abandoned", None),
+                    PastOutcome::Replaced => ("replaced", None),
+                };
+                PastRunRow {
+                    fencing_token: run.fencing_token,
+                    due_at_ms: run.due_at_ms,
+                    started_at_ms: run.started_at_ms,
+                    stopped_at_ms: run.stopped_at_ms,
+                    late_by_ms: run.late_by_ms,
+                    missed: run.missed,
+                    manual: run.manual,
+                    holder: run.holder,
+                    outcome: outcome.to_string(),
+                    failure,
+                }
+            })
+            .collect();
         BoardRow {
             name: e.name,
-            state: state_name(e.state),
+            state: state_name(e.state).to_string(),
             holder: e.holder,
             fencing_token: e.fencing_token,
             last_start_ms: e.last_start_ms,
             last_stop_ms: e.last_stop_ms,
             running: e.running,
             last_outcome: e.last_outcome,
+            schedule: e.schedule,
+            last_due_ms: e.last_due_ms,
             next_due_ms: e.next_due_ms,
             overdue: e.overdue,
+            paused_by: e.paused.as_ref().map(|p| p.by.clone()),
+            paused_since_ms: e.paused.as_ref().map(|p| p.since_ms),
+            paused_reason: e.paused.map(|p| p.reason),
+            run_now_by: e.run_now_by,
+            conflict: e.conflict.map(|c| format!("{} (kept) vs {}", c.recorded, c.ours)),
+            consecutive_failures: e.consecutive_failures,
+            successes: e.totals.successes,
+            failures: e.totals.failures,
+            abandoned: e.totals.abandoned,
+            missed: e.totals.missed,
+            last_success_ms: e.totals.last_success_ms,
+            last_failure_ms: e.totals.last_failure_ms,
+            history,
         }
+    }
+}
+
+impl BoardRow {
+    /// The lease is held now.
+    pub fn held(&self) -> bool {
+        self.state == "leased" || self.state == "breaking"
     }
 }
 
@@ -46,75 +138,29 @@ pub fn state_name(state: LeaseState) -> &'static str {
     }
 }
 
-fn rows(settings: &Settings) -> Result<Vec<BoardRow>, String> {
-    Ok(guard::board(&settings.location())
-        .map_err(|e| format!("{e:?}"))?
-        .into_iter()
-        .map(BoardRow::from)
-        .collect())
+/// Lists the container now (one List Blobs per 200 locks).
+pub fn list(settings: &Settings) -> Result<Snapshot, String> {
+    let board = guard::board(&settings.location()).map_err(|e| describe(&e))?;
+    Ok(Snapshot {
+        listed_at_ms: now_ms(),
+        tzdata: board.tzdata,
+        container: settings.container.clone(),
+        locks: board.locks.into_iter().map(BoardRow::from).collect(),
+    })
 }
 
-pub fn board_json(settings: &Settings) -> Result<String, String> {
-    serde_json::to_string_pretty(&rows(settings)?).map_err(|e| e.to_string())
+pub fn board_json(snapshot: &Snapshot) -> String {
+    serde_json::to_string_pretty(snapshot).unwrap_or_default()
 }
 
-pub fn board_html(settings: &Settings) -> Result<String, String> {
-    let mut html = String::from(
-        "<!doctype html><html><head><meta charset=\"utf-8\"><title>traffic-cop board</title>\
-         <style>body{font-family:sans-serif}table{border-collapse:collapse}\
-         td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}</style></head><body>",
-    );
-    html.push_str(&format!("<h1>traffic-cop: {}</h1><table><tr>", escape(&settings.container)));
-    for head in [
-        "lock",
-        "state",
-        "holder",
-        "fencing token",
-        "last start (UTC)",
-        "last stop (UTC)",
-        "running",
-        "outcome",
-        "next due (UTC)",
-        "overdue",
-    ] {
-        html.push_str(&format!("<th>{head}</th>"));
-    }
-    html.push_str("</tr>");
-    for row in rows(settings)? {
-        let cells = [
-            escape(&row.name),
-            row.state.to_string(),
-            escape(row.holder.as_deref().unwrap_or("-")),
-            row.fencing_token.to_string(),
-            time(row.last_start_ms),
-            time(row.last_stop_ms),
-            row.running.to_string(),
-            escape(row.last_outcome.as_deref().unwrap_or("-")),
-            time(row.next_due_ms),
-            row.overdue.to_string(),
-        ];
-        html.push_str("<tr>");
-        for cell in cells {
-            html.push_str(&format!("<td>{cell}</td>"));
-        }
-        html.push_str("</tr>");
-    }
-    html.push_str("</table></body></html>");
-    Ok(html)
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
-/// Everything shown comes from storage (lock names, holder labels, outcomes): escape it all,
-/// quotes included, so no value can open a tag or leave an attribute.
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-        .replace('\'', "&#39;")
-}
-
-/// `YYYY-MM-DD HH:MM:SS` from ms since the Unix epoch (civil-from-days, no date crate needed).
-pub(crate) fn time(ms: Option<u64>) -> String {
+/// `YYYY-MM-DD HH:MM:SS` (UTC) from ms since the Unix epoch (civil-from-days, no date crate).
+pub fn time(ms: Option<u64>) -> String {
     let Some(ms) = ms else { return "-".into() };
     let secs = ms / 1000;
     let days = (secs / 86_400) as i64;

@@ -1,18 +1,35 @@
 //! What the Spin app's components share: settings from Spin variables, one guarded tick of the
-//! singleton job, and the status board rendered as JSON and HTML. The guard itself comes from
-//! the lease component through the `traffic-cop:lease/guard` import; nothing here talks to
-//! storage directly.
+//! singleton job, the board (JSON, HTML, Prometheus metrics, kept briefly in key-value), the
+//! operator's routes, and an Entra ID token kept between events. The guard itself comes from
+//! the lease component through the `traffic-cop:lease/guard@0.3.0` import; nothing here talks
+//! to storage directly.
 
 mod board;
+mod board_html;
+mod cache;
+mod metrics;
+mod operator;
 mod result;
+pub mod routes;
 mod settings;
 mod tick;
+mod token;
 
-pub use board::{board_html, board_json};
+pub use board::{list, BoardRow, Snapshot};
 pub use settings::Settings;
 pub use tick::{tick, TickReport};
 
 wit_bindgen::generate!({ world: "guard-client", path: "../wit", generate_all });
 
 pub use traffic_cop::lease0_1_0::lease;
-pub use traffic_cop::lease0_2_0::guard;
+pub use traffic_cop::lease0_2_0::identity;
+pub use traffic_cop::lease0_3_0::guard;
+
+impl Settings {
+    /// The settings of this event: Spin variables, with a kept Entra ID token when there is one.
+    pub fn for_event() -> Result<Settings, String> {
+        let mut settings = Settings::from_spin_variables()?;
+        settings.connection_string = token::with_kept_token(&settings);
+        Ok(settings)
+    }
+}

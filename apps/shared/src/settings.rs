@@ -1,10 +1,10 @@
 //! Settings from Spin variables (`[component.X.variables]` in spin.toml), validated here so a
 //! misconfigured app says which variable is wrong.
 
-use crate::guard::{GuardOptions, Location};
+use crate::guard::{Cron, GuardOptions, Location, Overlap, Schedule};
 use crate::lease::Lock;
 
-/// Everything a tick needs.
+/// Everything a request or tick needs.
 #[derive(Clone)]
 pub struct Settings {
     pub connection_string: String,
@@ -12,14 +12,26 @@ pub struct Settings {
     pub lock: String,
     pub holder: String,
     pub lease_seconds: u32,
-    pub interval_seconds: u64,
-    /// The schedule's phase: due at `offset_seconds + k * interval_seconds` (optional, 0).
-    pub offset_seconds: u64,
-    /// Opt-in: skip a tick that comes later than this after its due time (optional, empty).
+    /// The guard's schedule: a cron expression in Spin's dialect (seconds first), read on
+    /// `time_zone`'s wall clock; empty for none (any tick may run).
+    pub schedule: String,
+    /// An IANA zone name; empty is UTC.
+    pub time_zone: String,
+    /// Opt-in: skip a tick that comes later than this after its due time.
     pub starting_deadline_seconds: Option<u64>,
-    /// How long the job works (ms), keeping its lease alive meanwhile. Optional, default 0:
-    /// it exists to show a long run, a crash in the middle of one, and keep-alive.
+    /// Opt-in: break a run that has held the lock this long once a later due time comes.
+    pub replace_after_seconds: Option<u32>,
+    /// How long the job works (ms), keeping its lease alive meanwhile: it exists to show a
+    /// long run, a crash in the middle of one, and keep-alive.
     pub work_ms: u64,
+    /// When set, every route needs `Authorization: Bearer <it>`, and the operator's routes
+    /// exist. Empty: the board, /metrics and /run are open and the operator's routes absent.
+    pub board_token: String,
+    /// How long a board or metrics answer is served from Spin key-value before storage is
+    /// listed again (0: never cached).
+    pub board_cache_seconds: u64,
+    /// Keep an Entra ID token in Spin key-value between events (on by default).
+    pub keep_token: bool,
 }
 
 impl Settings {
@@ -31,26 +43,45 @@ impl Settings {
 
     pub fn from_lookup(get: impl Fn(&str) -> Result<String, String>) -> Result<Settings, String> {
         let read = |name: &str| get(name).map_err(|e| format!("variable {name}: {e}"));
-        let number = |name: &str| -> Result<u64, String> {
-            let text = read(name)?;
-            text.trim()
-                .parse()
+        // Variables an older spin.toml may not declare read as empty.
+        let optional = |name: &str| get(name).map(|v| v.trim().to_string()).unwrap_or_default();
+        let number = |name: &str, text: String| -> Result<Option<u64>, String> {
+            if text.is_empty() {
+                return Ok(None);
+            }
+            text.parse()
+                .map(Some)
                 .map_err(|_| format!("variable {name} must be a whole number, got {text:?}"))
         };
         let holder = read("holder")?;
         let holder = if holder.trim().is_empty() { random_holder() } else { holder };
-        Ok(Settings {
+        let lease_seconds = number("lease_seconds", read("lease_seconds")?.trim().to_string())?
+            .ok_or("variable lease_seconds is empty")?;
+        let replace = number("replace_after_seconds", optional("replace_after_seconds"))?;
+        let settings = Settings {
             connection_string: read("connection_string")?,
             container: read("container")?,
             lock: read("lock")?,
             holder,
-            lease_seconds: u32::try_from(number("lease_seconds")?)
+            lease_seconds: u32::try_from(lease_seconds)
                 .map_err(|_| "variable lease_seconds is too large".to_string())?,
-            interval_seconds: number("interval_seconds")?,
-            offset_seconds: optional(&get, "offset_seconds")?.unwrap_or(0),
-            starting_deadline_seconds: optional(&get, "starting_deadline_seconds")?,
-            work_ms: optional(&get, "work_ms")?.unwrap_or(0),
-        })
+            schedule: optional("schedule"),
+            time_zone: optional("time_zone"),
+            starting_deadline_seconds: number(
+                "starting_deadline_seconds",
+                optional("starting_deadline_seconds"),
+            )?,
+            replace_after_seconds: replace
+                .map(u32::try_from)
+                .transpose()
+                .map_err(|_| "variable replace_after_seconds is too large".to_string())?,
+            work_ms: number("work_ms", optional("work_ms"))?.unwrap_or(0),
+            board_token: optional("board_token"),
+            board_cache_seconds: number("board_cache_seconds", optional("board_cache_seconds"))?
+                .unwrap_or(5),
+            keep_token: !matches!(optional("keep_token").as_str(), "false" | "0" | "off"),
+        };
+        Ok(settings)
     }
 
     pub fn lock(&self) -> Lock {
@@ -68,31 +99,30 @@ impl Settings {
         }
     }
 
+    pub fn schedule(&self) -> Schedule {
+        if self.schedule.is_empty() {
+            return Schedule::None;
+        }
+        Schedule::Cron(Cron {
+            expression: self.schedule.clone(),
+            time_zone: Some(self.time_zone.clone()).filter(|z| !z.is_empty()),
+            dialect: None,
+        })
+    }
+
+    /// The guard's options; the component checks them (a bad schedule or zone is a typed error
+    /// naming the field, before any request).
     pub fn options(&self) -> GuardOptions {
         GuardOptions {
             holder: self.holder.clone(),
             lease_seconds: self.lease_seconds,
-            interval_seconds: self.interval_seconds,
-            offset_seconds: self.offset_seconds,
-            starting_deadline_seconds: self.starting_deadline_seconds,
             keep_alive_seconds: None,
+            schedule: self.schedule(),
+            early_tolerance_ms: None,
+            starting_deadline_seconds: self.starting_deadline_seconds,
+            overlap: self.replace_after_seconds.map(Overlap::Replace),
+            wait_ms: None,
         }
-    }
-}
-
-/// A variable that may be absent (apps built before it existed) or empty: `None`.
-fn optional(
-    get: &impl Fn(&str) -> Result<String, String>,
-    name: &str,
-) -> Result<Option<u64>, String> {
-    match get(name) {
-        Ok(text) if text.trim().is_empty() => Ok(None),
-        Ok(text) => text
-            .trim()
-            .parse()
-            .map(Some)
-            .map_err(|_| format!("variable {name} must be a whole number, got {text:?}")),
-        Err(_) => Ok(None),
     }
 }
 

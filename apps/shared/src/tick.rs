@@ -4,28 +4,57 @@
 //! held, and which runs were abandoned (granted, never completed, lease gone). Small, but it
 //! reads real state, and it must not run on every replica at once.
 
-use crate::board::BoardRow;
-use crate::guard::{self, Decision, Outcome, SkipReason};
+use crate::board::{time, BoardRow};
+use crate::guard::{self, Decision, GuardError, Outcome, SkipReason};
 use crate::Settings;
 use serde::Serialize;
 
-/// What a tick did, for logs and the HTTP response.
+/// What a tick did: the decision log's JSON line (one per decision, on stdout), the HTTP
+/// response, and a line for people (on stderr).
 #[derive(Clone, Debug, Serialize)]
 pub struct TickReport {
+    pub lock: String,
     pub holder: String,
     /// `run` or `skip`.
     pub decision: &'static str,
+    /// Why it skipped: `held-by-other`, `already-ran`, `too-late`, `not-due`, `paused`,
+    /// `schedule-conflict` or `error` (runs: none).
+    pub reason: Option<&'static str>,
     pub fencing_token: Option<u64>,
-    pub previous_abandoned: bool,
+    /// The due time the run is for, or the one the skip is about (ms since the Unix epoch).
+    pub due_at_ms: Option<u64>,
+    pub late_by_ms: Option<u64>,
     /// Due times missed before this run, which it catches up for (runs only).
     pub missed: Option<u64>,
-    /// How long after its due time the run started, in ms (runs only).
-    pub late_by_ms: Option<u64>,
+    /// A manual run (`run-now`): who asked.
+    pub manual_by: Option<String>,
+    pub previous_abandoned: bool,
     /// Why it skipped, or what the job found.
     pub detail: String,
 }
 
 impl TickReport {
+    fn skip(settings: &Settings, reason: &'static str, due: Option<u64>, detail: String) -> Self {
+        TickReport {
+            lock: settings.lock.clone(),
+            holder: settings.holder.clone(),
+            decision: "skip",
+            reason: Some(reason),
+            fencing_token: None,
+            due_at_ms: due,
+            late_by_ms: None,
+            missed: None,
+            manual_by: None,
+            previous_abandoned: false,
+            detail,
+        }
+    }
+
+    /// The decision log's line: one JSON object, documented in docs/operations.md.
+    pub fn json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
     pub fn line(&self) -> String {
         match self.fencing_token {
             Some(token) => {
@@ -37,26 +66,28 @@ impl TickReport {
                     }
                     _ => String::new(),
                 };
+                let manual = match &self.manual_by {
+                    Some(by) => format!(" (run now, asked by {by})"),
+                    None => String::new(),
+                };
                 format!(
-                    "[{}] ran with fencing token {token}{took_over}{caught_up}: {}",
+                    "[{}] ran with fencing token {token}{took_over}{caught_up}{manual}: {}",
                     self.holder, self.detail
                 )
             }
             None => format!("[{}] skipped: {}", self.holder, self.detail),
         }
     }
+
+    /// Prints the decision: its JSON line on stdout, the line for people on stderr, prefixed.
+    pub fn print(&self, prefix: &str) {
+        println!("{}", self.json());
+        eprintln!("{prefix}{}", self.line());
+    }
 }
 
 pub fn tick(settings: &Settings) -> TickReport {
-    let report = |decision, fencing_token, previous_abandoned, detail| TickReport {
-        holder: settings.holder.clone(),
-        decision,
-        fencing_token,
-        previous_abandoned,
-        missed: None,
-        late_by_ms: None,
-        detail,
-    };
+    let skip = |reason, due, detail| TickReport::skip(settings, reason, due, detail);
     let ticket = match guard::guarded_invoke(&settings.lock(), &settings.options()) {
         Decision::Run(ticket) => ticket,
         // Spin makes an instance per event, so a replica's earlier tick may still be working
@@ -68,35 +99,66 @@ pub fn tick(settings: &Settings) -> TickReport {
                 "the previous tick of this replica is still working (lease held by {} until it completes or expires)",
                 settings.holder
             );
-            return report("skip", None, false, detail);
+            return skip("held-by-other", None, detail);
         }
         Decision::Skip(SkipReason::HeldByOther(held)) => {
             let by = held.holder.unwrap_or_else(|| "another instance".into());
-            return report("skip", None, false, format!("held by {by}"));
+            return skip("held-by-other", None, format!("held by {by}"));
         }
         Decision::Skip(SkipReason::AlreadyRan(ran)) => {
             let by = ran.holder.unwrap_or_else(|| "another instance".into());
-            return report("skip", None, false, format!("already ran this interval ({by})"));
+            let detail = format!(
+                "already ran for the due time {} ({by}); next due {}",
+                time(Some(ran.due_at_ms)),
+                time(Some(ran.next_due_ms))
+            );
+            return skip("already-ran", Some(ran.due_at_ms), detail);
         }
         Decision::Skip(SkipReason::TooLate(late)) => {
             let detail = format!(
                 "too late: {} s after the due time, past the starting deadline; next due at {}",
                 late.late_by_ms / 1000,
-                crate::board::time(Some(late.next_due_ms))
+                time(Some(late.next_due_ms))
             );
-            return report("skip", None, false, detail);
+            return skip("too-late", Some(late.due_at_ms), detail);
+        }
+        Decision::Skip(SkipReason::NotDue(not_due)) => {
+            let detail = format!("not due yet: next due at {}", time(Some(not_due.next_due_ms)));
+            return skip("not-due", Some(not_due.next_due_ms), detail);
+        }
+        Decision::Skip(SkipReason::Paused(paused)) => {
+            let detail = format!(
+                "paused by {} since {}: {}",
+                paused.by,
+                time(Some(paused.since_ms)),
+                paused.reason
+            );
+            return skip("paused", None, detail);
+        }
+        Decision::Skip(SkipReason::ScheduleConflict(conflict)) => {
+            let detail = format!(
+                "schedule conflict: the lock runs on {}, which is kept; this replica's is {}",
+                conflict.recorded, conflict.ours
+            );
+            return skip("schedule-conflict", None, detail);
         }
         Decision::Skip(SkipReason::Error(error)) => {
-            return report("skip", None, false, format!("could not decide: {error:?}"))
+            return skip("error", None, format!("could not decide: {}", describe(&error)))
         }
     };
-    let report = |decision, fencing_token, previous_abandoned, detail| TickReport {
-        missed: Some(ticket.past_due.missed),
+    let report = |detail: String| TickReport {
+        reason: None,
+        decision: "run",
+        fencing_token: Some(ticket.fencing_token),
+        due_at_ms: Some(ticket.past_due.due_at_ms),
         late_by_ms: Some(ticket.past_due.late_by_ms),
-        ..report(decision, fencing_token, previous_abandoned, detail)
+        missed: Some(ticket.past_due.missed),
+        manual_by: ticket.manual_by.clone(),
+        previous_abandoned: ticket.previous_abandoned,
+        ..TickReport::skip(settings, "", None, detail)
     };
     if let Err(lost) = work(settings, &ticket) {
-        return report("run", Some(ticket.fencing_token), ticket.previous_abandoned, lost);
+        return report(lost);
     }
     let (outcome, detail) = match janitor(settings) {
         Ok(summary) => (Outcome::Success, summary),
@@ -107,9 +169,17 @@ pub fn tick(settings: &Settings) -> TickReport {
     let detail = format!("{detail}; {}", crate::result::write_result(settings, &ticket));
     let detail = match guard::complete(&ticket, &outcome) {
         Ok(()) => detail,
-        Err(error) => format!("{detail}; complete failed: {error:?}"),
+        Err(error) => format!("{detail}; complete failed: {}", describe(&error)),
     };
-    report("run", Some(ticket.fencing_token), ticket.previous_abandoned, detail)
+    report(detail)
+}
+
+/// A guard error in a sentence (its Debug is for programmers).
+pub fn describe(error: &GuardError) -> String {
+    match error {
+        GuardError::BadSchedule(bad) => format!("bad schedule: {}: {}", bad.field, bad.message),
+        GuardError::Lease(error) => format!("{error:?}"),
+    }
 }
 
 /// The long part of the job: works in small steps and keeps the lease alive when due; stops
@@ -136,7 +206,7 @@ fn work(settings: &Settings, ticket: &guard::Ticket) -> Result<(), String> {
         }
         if now_ms() >= keep_alive_by {
             guard::keep_alive(ticket)
-                .map_err(|e| format!("stopped: lease lost during the work ({e:?})"))?;
+                .map_err(|e| format!("stopped: lease lost during the work ({})", describe(&e)))?;
             keep_alive_by =
                 now_ms() + u64::from(ticket.options.keep_alive_seconds.unwrap_or(5)) * 1000;
         }
@@ -146,7 +216,8 @@ fn work(settings: &Settings, ticket: &guard::Ticket) -> Result<(), String> {
 
 fn janitor(settings: &Settings) -> Result<String, String> {
     let rows: Vec<BoardRow> = guard::board(&settings.location())
-        .map_err(|e| format!("{e:?}"))?
+        .map_err(|e| describe(&e))?
+        .locks
         .into_iter()
         .map(BoardRow::from)
         .collect();

@@ -36,6 +36,15 @@ pub fn unix_secs() -> u64 {
     SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
+/// Returns once at least `room` seconds are left in the current minute (waiting for the next
+/// one if needed), so ticks of an every-minute schedule that are meant to share a due time do.
+pub fn room_in_minute(room: u64) {
+    let now = unix_secs();
+    if 60 - now % 60 < room {
+        sleep_until_unix(now - now % 60 + 60, 200);
+    }
+}
+
 /// Sleeps until `offset_ms` after the Unix second `at`, as a cron schedule fires on a boundary
 /// (returns at once if that moment has passed).
 pub fn sleep_until_unix(at: u64, offset_ms: u64) {

@@ -147,3 +147,16 @@ pub fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
     listener.local_addr().expect("local addr").port()
 }
+
+/// The app's `schedule` for a job due every `seconds` (a divisor of a minute, of an hour in
+/// minutes, or an hour or a day), in Spin's cron dialect.
+pub fn every(seconds: u64) -> String {
+    match seconds {
+        s if s < 60 && 60 % s == 0 => format!("*/{s} * * * * *"),
+        60 => "0 * * * * *".into(),
+        s if s % 60 == 0 && s < 3600 && 60 % (s / 60) == 0 => format!("0 */{} * * * *", s / 60),
+        3600 => "0 0 * * * *".into(),
+        86_400 => "0 0 0 * * *".into(),
+        other => panic!("no cron expression for every {other} s"),
+    }
+}

@@ -1,7 +1,8 @@
 //! The Spin app's components in the test host: composed with the lease component the way
 //! spin.toml declares it (`wac plug` semantics, via wac-graph), then driven through their real
 //! exports: the cron trigger's `handle-cron-event` and `wasi:http/incoming-handler`. The host
-//! provides what Spin provides them: WASI, outbound HTTP and `fermyon:spin/variables`.
+//! provides what Spin provides them: WASI, outbound HTTP, `fermyon:spin/variables` and the
+//! default key-value store (`apps_kv`).
 
 use crate::component::State;
 use bytes::Bytes;
@@ -22,11 +23,10 @@ mod cron {
     wasmtime::component::bindgen!({ world: "spin-cron", path: "../../apps/wit/deps/spin-cron" });
 }
 
-mod variables {
-    wasmtime::component::bindgen!({ world: "spin-variables", path: "wit" });
-}
-
-use variables::fermyon::spin::variables::{Error as VariableError, Host as VariablesHost};
+use crate::apps_kv::bindings::fermyon::spin::variables::{
+    Error as VariableError, Host as VariablesHost,
+};
+use crate::apps_kv::bindings::SpinVariables;
 
 impl VariablesHost for State {
     fn get(&mut self, name: String) -> Result<String, VariableError> {
@@ -57,6 +57,8 @@ pub struct App {
     engine: Engine,
     component: Component,
     linker: Linker<State>,
+    /// The replica's key-value store, shared by its instances.
+    kv: crate::apps_kv::Kv,
 }
 
 impl App {
@@ -83,12 +85,9 @@ impl App {
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| e.to_string())?;
         wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)
             .map_err(|e| e.to_string())?;
-        variables::SpinVariables::add_to_linker::<_, wasmtime::component::HasSelf<_>>(
-            &mut linker,
-            |s| s,
-        )
-        .map_err(|e| e.to_string())?;
-        Ok(App { engine: engine.clone(), component, linker })
+        SpinVariables::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |s| s)
+            .map_err(|e| e.to_string())?;
+        Ok(App { engine: engine.clone(), component, linker, kv: Default::default() })
     }
 
     pub fn component(&self) -> &Component {
@@ -100,14 +99,17 @@ impl App {
         variables: &BTreeMap<String, String>,
         stdout: &MemoryOutputPipe,
     ) -> Store<State> {
+        // Both streams in one: the app's decision log (stdout, JSON) and its lines for people
+        // (stderr), in the order printed.
         let mut wasi = WasiCtx::builder();
-        wasi.inherit_stderr().stdout(stdout.clone());
+        wasi.stdout(stdout.clone()).stderr(stdout.clone());
         let state = State {
             wasi: wasi.build(),
             http: WasiHttpCtx::new(),
             table: ResourceTable::new(),
             variables: variables.clone(),
             hooks: None,
+            kv: Some(self.kv.clone()),
         };
         Store::new(&self.engine, state)
     }
@@ -158,13 +160,28 @@ impl App {
         path: &str,
         kill: Option<Arc<AtomicBool>>,
     ) -> Result<HttpAnswer, String> {
+        self.serve_with(variables, method, path, &[], kill)
+    }
+
+    /// [`serve`](Self::serve) with request headers.
+    pub fn serve_with(
+        &self,
+        variables: &BTreeMap<String, String>,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        kill: Option<Arc<AtomicBool>>,
+    ) -> Result<HttpAnswer, String> {
         use wasmtime_wasi_http::p2::bindings::sync::Proxy;
         let stdout = MemoryOutputPipe::new(64 * 1024);
         let mut store = self.store(variables, &stdout);
         kill_switch(&mut store, kill);
-        let request = hyper::Request::builder()
-            .method(method)
-            .uri(format!("http://traffic-cop.local{path}"))
+        let mut request =
+            hyper::Request::builder().method(method).uri(format!("http://traffic-cop.local{path}"));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let request = request
             .body(
                 Empty::<Bytes>::new()
                     .map_err(|never: std::convert::Infallible| -> ErrorCode { match never {} }),
@@ -221,6 +238,7 @@ pub struct HttpAnswer {
     pub status: u16,
     pub content_type: String,
     pub body: String,
+    /// What it printed on stdout and stderr, in order.
     pub stdout: String,
 }
 

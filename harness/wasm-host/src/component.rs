@@ -39,6 +39,9 @@ pub struct State {
     pub(crate) variables: std::collections::BTreeMap<String, String>,
     /// A sender of this instance's own (see `staged`); else the process-wide hooks.
     pub(crate) hooks: Option<Box<dyn wasmtime_wasi_http::WasiHttpHooks + Send>>,
+    /// Spin's default key-value store, shared by one app replica's instances (see `apps_kv`);
+    /// none: no store is allowed (`no-such-store`).
+    pub(crate) kv: Option<crate::apps_kv::Kv>,
 }
 
 impl WasiView for State {
@@ -120,6 +123,7 @@ impl Host {
             table: ResourceTable::new(),
             variables: Default::default(),
             hooks: None,
+            kv: None,
         };
         let mut store = Store::new(&self.engine, state);
         let provider = self.pre.instantiate(&mut store).expect("instantiates");

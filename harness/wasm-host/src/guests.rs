@@ -1,7 +1,8 @@
 //! The guest jobs written in other languages (guests/python with componentize-py, guests/js
 //! with ComponentizeJS) in the test host: composed with the lease component exactly as the
-//! Rust apps are ([`crate::apps::compose`]), then sent `POST /run` through their
-//! `wasi:http/incoming-handler@0.2.0` export with Spin variables, a fresh instance per request.
+//! Rust apps are ([`crate::apps::compose`]), then sent requests (`POST /run`, the operator's
+//! routes with their `Authorization`) through their `wasi:http/incoming-handler@0.2.0` export
+//! with Spin variables, a fresh instance per request.
 //! An instance can be killed mid-request (a trap at its next epoch check), which is how a
 //! replica dying in the middle of its run is played here.
 
@@ -56,7 +57,21 @@ impl Guest {
         path: &str,
         kill: Arc<AtomicBool>,
     ) -> Result<Answer, String> {
-        let answer = self.app.serve(variables, method, path, Some(kill))?;
+        self.http_with(variables, method, path, &[], kill)
+    }
+
+    /// [`http`](Self::http) with request headers.
+    pub fn http_with(
+        &self,
+        variables: &BTreeMap<String, String>,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        kill: Arc<AtomicBool>,
+    ) -> Result<Answer, String> {
+        // Always a kill switch: with epoch interruption on, a store without a deadline traps at
+        // once.
+        let answer = self.app.serve_with(variables, method, path, headers, Some(kill))?;
         Ok(Answer { status: answer.status, body: answer.body, stdout: answer.stdout })
     }
 }

@@ -5,6 +5,7 @@
 //! instances under faults ([`soak`]) and real `spin up` replicas under chaos ([`chaos`]).
 
 pub mod apps;
+mod apps_kv;
 pub mod chaos;
 pub mod component;
 mod component_v2;

@@ -89,6 +89,7 @@ pub fn at_the_deadline() -> Instance {
         table: ResourceTable::new(),
         variables: Default::default(),
         hooks: Some(Box::new(AtTheDeadline { clock })),
+        kv: None,
     };
     let mut store = Store::new(&host.engine, state);
     let provider = host.pre.instantiate(&mut store).expect("instantiates");
@@ -132,6 +133,7 @@ pub fn short_limits() -> Instance {
         table: ResourceTable::new(),
         variables: Default::default(),
         hooks: Some(Box::new(ShortLimits)),
+        kv: None,
     };
     let mut store = Store::new(&host.engine, state);
     let provider = host.pre.instantiate(&mut store).expect("instantiates");

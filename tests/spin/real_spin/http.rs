@@ -123,8 +123,9 @@ pub fn check_status(story: &HttpStory) {
         let (status, body) =
             http(node.replica.port, "GET", "/status", Duration::from_secs(10)).unwrap();
         assert_eq!(status, 200, "{body}");
-        let rows: serde_json::Value = serde_json::from_str(&body).unwrap();
-        let row = rows.as_array().unwrap().iter().find(|r| r["name"] == story::LOCK).unwrap();
+        let board: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let row =
+            board["locks"].as_array().unwrap().iter().find(|r| r["name"] == story::LOCK).unwrap();
         let shown = |key: &str| match &row[key] {
             serde_json::Value::String(s) => s.clone(),
             serde_json::Value::Null => String::new(),
@@ -141,8 +142,13 @@ pub fn check_status(story: &HttpStory) {
         let (status, html) =
             http(node.replica.port, "GET", "/status.html", Duration::from_secs(10)).unwrap();
         assert_eq!(status, 200);
-        for cell in [story::LOCK.to_string(), field("tc_holder"), field("tc_fence"), state_name] {
+        for cell in [story::LOCK.to_string(), field("tc_fence")] {
             assert!(html.contains(&format!("<td>{cell}</td>")), "{cell} missing from {html}");
+        }
+        assert!(html.contains(&format!("<small>{state_name}</small>")), "{state_name}: {html}");
+        if !field("tc_start").is_empty() {
+            let by = format!(" by {}</small>", field("tc_holder"));
+            assert!(html.contains(&by), "{by} missing from {html}");
         }
     }
 }

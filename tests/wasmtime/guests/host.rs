@@ -2,7 +2,7 @@
 //! lease component), each with its own holder, against Azurite. A kill traps the holder's
 //! instance in the middle of its run: no `complete`, no release, the lease left to expire.
 
-use crate::drive::{self, Fire, INTERVAL, WORK_MS};
+use crate::drive::{self, cron_every, Fire, INTERVAL, WORK_MS};
 use crate::story::{self, Killed, Tick, LEASE_SECONDS, LOCK};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -31,7 +31,10 @@ pub fn run(language: &str, wasm: &Path) -> HostStory {
                 ("lock", LOCK.to_string()),
                 ("holder", holder.clone()),
                 ("lease_seconds", LEASE_SECONDS.to_string()),
-                ("interval_seconds", INTERVAL.to_string()),
+                ("schedule", cron_every(INTERVAL)),
+                // Any zone gives a seconds step the same due times: this one checks the
+                // variable reaches the guard as an IANA name it accepts.
+                ("time_zone", "Europe/Berlin".to_string()),
                 ("work_ms", WORK_MS.to_string()),
             ]
             .into_iter()

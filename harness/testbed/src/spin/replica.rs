@@ -113,14 +113,22 @@ impl SpinReplica {
         std::fs::read_to_string(self.dir.join("spin.out")).unwrap_or_default()
     }
 
-    /// Where Spin writes a component's stdout: `<log dir>/<component>_stdout.txt`.
+    /// Where Spin writes a component's stderr, `<log dir>/<component>_stderr.txt`: the apps'
+    /// human-readable tick lines (their stdout carries the JSON decision log).
     pub fn log_path(&self, component: &str) -> PathBuf {
-        self.dir.join("logs").join(format!("{component}_stdout.txt"))
+        self.dir.join("logs").join(format!("{component}_stderr.txt"))
     }
 
-    /// A component's stdout so far.
+    /// A component's human-readable lines so far (its stderr).
     pub fn log(&self, component: &str) -> String {
         std::fs::read_to_string(self.log_path(component)).unwrap_or_default()
+    }
+
+    /// A component's stdout so far: the apps' JSON decision log, one object per line (the
+    /// guests print their human-readable lines there).
+    pub fn stdout(&self, component: &str) -> String {
+        let path = self.dir.join("logs").join(format!("{component}_stdout.txt"));
+        std::fs::read_to_string(path).unwrap_or_default()
     }
 
     pub fn is_killed(&self) -> bool {

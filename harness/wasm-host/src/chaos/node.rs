@@ -64,7 +64,7 @@ impl Node {
             ("container", config.container.clone()),
             ("holder", self.name.clone()),
             ("lease_seconds", config.lease_seconds.to_string()),
-            ("interval_seconds", config.interval.to_string()),
+            ("schedule", traffic_cop_testbed::spin::every(config.interval)),
             ("work_ms", config.work_ms.to_string()),
         ];
         self.current = Some(launch.start(&self.name, &dir, &variables));
@@ -178,7 +178,7 @@ impl Node {
         self.incarnations
             .iter()
             .flat_map(|dir| {
-                let log = std::fs::read_to_string(dir.join("logs/cron-job_stdout.txt"));
+                let log = std::fs::read_to_string(dir.join("logs/cron-job_stderr.txt"));
                 parse_log(&log.unwrap_or_default())
             })
             .collect()

@@ -1,12 +1,14 @@
-//! A cron job that runs on every replica's timer, but does its work on one replica per
-//! interval: traffic-cop's guard decides whose turn it is with an Azure Blob lease.
+//! A cron job that runs on every replica's timer, but does its work on one replica per due
+//! time of its schedule: traffic-cop's guard decides whose turn it is with an Azure Blob lease.
 //! Export: `spin:cron@3.0.0`, async (trigger-cron 0.5.0 and later; 0.3.x/0.4.x cannot load
 //! it: use the traffic-cop-cron-rust template there).
 
 wit_bindgen::generate!({ world: "guarded-job", path: "wit", generate_all });
 
 use traffic_cop::lease0_1_0::lease::Lock;
-use traffic_cop::lease0_2_0::guard::{self, Decision, GuardOptions, Outcome, SkipReason, Ticket};
+use traffic_cop::lease0_3_0::guard::{
+    self, Cron, Decision, GuardOptions, Outcome, Schedule, SkipReason, Ticket,
+};
 
 struct Job;
 
@@ -73,10 +75,16 @@ fn why(reason: SkipReason) -> String {
             )
         }
         SkipReason::AlreadyRan(ran) => format!(
-            "already ran this interval ({})",
+            "already ran for this due time ({})",
             ran.holder.unwrap_or_else(|| "another instance".into())
         ),
         SkipReason::TooLate(late) => format!("too late by {} ms", late.late_by_ms),
+        SkipReason::NotDue(not) => format!("not due until {} ms", not.next_due_ms),
+        SkipReason::Paused(paused) => format!("paused by {}: {}", paused.by, paused.reason),
+        SkipReason::ScheduleConflict(conflict) => format!(
+            "the lock runs on {:?}, this replica's schedule is {:?}",
+            conflict.recorded, conflict.ours
+        ),
         SkipReason::Error(error) => format!("could not decide: {error:?}"),
     }
 }
@@ -102,14 +110,24 @@ fn settings() -> Result<(Lock, GuardOptions), String> {
         container: get("container")?,
         blob: get("lock")?,
     };
+    // The trigger's `cron_expression` and the guard's `schedule` are the same text (Spin does
+    // not expand variables in `cron_expression`, so spin.toml writes it twice: change both).
+    // The guard judges it in `time_zone`, so a daily 02:00 job stays at 02:00 local time.
+    let zone = get("time_zone")?;
     let options = GuardOptions {
         holder,
         lease_seconds: u32::try_from(number("lease_seconds")?)
             .map_err(|_| "lease_seconds is too large")?,
-        interval_seconds: number("interval_seconds")?,
-        offset_seconds: 0,
-        starting_deadline_seconds: None,
         keep_alive_seconds: None,
+        schedule: Schedule::Cron(Cron {
+            expression: get("schedule")?,
+            time_zone: (!zone.trim().is_empty()).then_some(zone),
+            dialect: None,
+        }),
+        early_tolerance_ms: None,
+        starting_deadline_seconds: None,
+        overlap: None,
+        wait_ms: None,
     };
     Ok((lock, options))
 }

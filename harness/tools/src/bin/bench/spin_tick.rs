@@ -35,7 +35,7 @@ pub fn per_tick(azurite_port: u16) {
         ("container", "benchspin".to_string()),
         ("holder", "bench-replica".to_string()),
         ("lease_seconds", "15".to_string()),
-        ("interval_seconds", (INTERVAL_MS / 1000).to_string()),
+        ("schedule", traffic_cop_testbed::spin::every(INTERVAL_MS / 1000)),
         ("work_ms", "0".to_string()),
     ];
     let mut replica = launch.start("bench-replica", &dir.join("replica"), &variables);

@@ -156,7 +156,7 @@ fn variables(connection_string: &str, holder: &str) -> BTreeMap<String, String> 
         ("lock", LOCK),
         ("holder", holder),
         ("lease_seconds", "15"),
-        ("interval_seconds", "2"),
+        ("schedule", "*/2 * * * * *"),
         ("work_ms", "1500"),
     ]
     .into_iter()

@@ -50,7 +50,7 @@ pub fn run(found: Found) {
                 ("storage_endpoint", format!("http://127.0.0.1:{}", azurite.port)),
                 ("container", CONTAINER.to_string()),
                 ("holder", holder.clone()),
-                ("interval_seconds", TICK_SECONDS.to_string()),
+                ("schedule", traffic_cop_testbed::spin::every(TICK_SECONDS)),
                 ("work_ms", "1500".to_string()),
             ];
             launch.start(&holder, &dir.join(&holder), &variables)

@@ -1,0 +1,140 @@
+//! The HTTP component's routes, matched exactly (`/x/run` is not `/run`):
+//! - `POST /run`: one guarded tick, as the cron component does; the decision as JSON.
+//! - `GET /status`, `GET /status.html`: the board as JSON and as a page.
+//! - `GET /metrics`: Prometheus' text format, or OpenMetrics when asked for.
+//! - `POST /pause?by=…&reason=…&drain_ms=…`, `POST /resume?by=…`, `POST /run-now?by=…`: the
+//!   operator's verbs; they exist only when `board_token` is set.
+//!
+//! With `board_token` set, every route needs `Authorization: Bearer <board_token>`. Without it,
+//! the board, /metrics and /run answer anyone who can reach the app, except that `/run` on a
+//! job without a schedule is refused: anyone could run it at will.
+
+use crate::board::{board_json, Snapshot};
+use crate::board_html::board_html;
+use crate::{cache, metrics, operator, tick, Settings};
+
+/// A route's answer.
+pub struct Answer {
+    pub status: u16,
+    pub content_type: &'static str,
+    pub body: String,
+}
+
+impl Answer {
+    fn text(status: u16, body: impl Into<String>) -> Answer {
+        Answer { status, content_type: "text/plain; charset=utf-8", body: body.into() }
+    }
+
+    fn json(status: u16, body: String) -> Answer {
+        Answer { status, content_type: "application/json", body }
+    }
+}
+
+/// What a request says, as the routes read it.
+pub struct Asked<'a> {
+    pub method: &'a str,
+    pub path: &'a str,
+    pub query: &'a str,
+    pub authorization: Option<&'a str>,
+    pub accept: Option<&'a str>,
+}
+
+const ROUTES: &str = "routes: POST /run, GET /status, GET /status.html, GET /metrics (and, with \
+                      board_token set, POST /pause, /resume, /run-now)";
+
+pub fn handle(settings: &Settings, asked: &Asked) -> Answer {
+    let protected = !settings.board_token.is_empty();
+    let path = asked.path.strip_suffix('/').filter(|p| !p.is_empty()).unwrap_or(asked.path);
+    let operator_route = matches!(path, "/pause" | "/resume" | "/run-now");
+    let known = matches!(path, "/run" | "/status" | "/status.html" | "/metrics");
+    if !(known || operator_route && protected) {
+        return Answer::text(404, ROUTES);
+    }
+    if protected && !authorized(&settings.board_token, asked.authorization) {
+        return Answer::text(401, "this route needs Authorization: Bearer <board_token>");
+    }
+    match (asked.method, path) {
+        ("POST", "/run") if !protected && settings.schedule.is_empty() => Answer::text(
+            403,
+            "POST /run on a job without a schedule would let anyone run it at will: set a \
+             schedule, or board_token to protect the routes",
+        ),
+        ("POST", "/run") => {
+            let report = tick::tick(settings);
+            report.print("http tick: ");
+            Answer::json(200, report.json())
+        }
+        ("GET", "/status") => listed(settings, |s| Answer::json(200, board_json(s))),
+        ("GET", "/status.html") => listed(settings, |s| Answer {
+            status: 200,
+            content_type: "text/html; charset=utf-8",
+            body: board_html(s),
+        }),
+        ("GET", "/metrics") => {
+            let openmetrics = metrics::wants_openmetrics(asked.accept);
+            let content_type =
+                if openmetrics { metrics::OPENMETRICS_TYPE } else { metrics::PROMETHEUS_TYPE };
+            // A failed listing is still an answer: storage_up 0, so "storage unreachable" and
+            // "app not scraped" are told apart.
+            let snapshot = cache::snapshot(settings).ok().map(|(snapshot, _)| snapshot);
+            let body = metrics::render(snapshot.as_ref(), openmetrics);
+            Answer { status: 200, content_type, body }
+        }
+        ("POST", verb @ ("/pause" | "/resume" | "/run-now")) => {
+            match operator::call(settings, verb, asked.query) {
+                Ok(answer) => Answer::json(200, answer),
+                Err((status, error)) => Answer::text(status, error),
+            }
+        }
+        _ => Answer::text(405, ROUTES),
+    }
+}
+
+fn listed(settings: &Settings, render: impl Fn(&Snapshot) -> Answer) -> Answer {
+    match cache::snapshot(settings) {
+        Ok((snapshot, _)) => render(&snapshot),
+        Err(error) => Answer::text(502, error),
+    }
+}
+
+/// Compares in time that does not depend on where the first difference is.
+fn authorized(token: &str, authorization: Option<&str>) -> bool {
+    let Some(given) = authorization.and_then(|a| a.strip_prefix("Bearer ")) else {
+        return false;
+    };
+    let (a, b) = (given.trim().as_bytes(), token.as_bytes());
+    let differs = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
+    a.len() == b.len() && differs == 0
+}
+
+/// The value of `name` in a query string, percent-decoded (`+` is a space).
+pub fn query_value(query: &str, name: &str) -> Option<String> {
+    query.split('&').find_map(|pair| {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        (key == name).then(|| decode(value))
+    })
+}
+
+fn decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |at: usize| bytes.get(at).and_then(|b| (*b as char).to_digit(16));
+        match (bytes[i], hex(i + 1), hex(i + 2)) {
+            (b'%', Some(hi), Some(lo)) => {
+                out.push((hi * 16 + lo) as u8);
+                i += 3;
+            }
+            (b'+', _, _) => {
+                out.push(b' ');
+                i += 1;
+            }
+            (byte, _, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
