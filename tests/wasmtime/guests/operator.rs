@@ -76,6 +76,15 @@ impl Replicas {
         answer.unwrap_or_else(|e| panic!("{method} {path}: {e}"))
     }
 
+    /// `POST /run` to replica `node`, with the bearer token when `board_token` is set (then
+    /// every route needs it).
+    fn run(&self, node: usize) -> Answer {
+        let bearer = self.variables[node].get("board_token").map(|t| format!("Bearer {t}"));
+        let headers: Vec<(&str, &str)> =
+            bearer.iter().map(|b| ("authorization", b.as_str())).collect();
+        self.send(node, "POST", "/run", &headers)
+    }
+
     /// `POST /run` to all three at once, as a scheduler fires them: each report and what its
     /// replica printed.
     fn tick_all(&self) -> Vec<(Value, String)> {
@@ -177,7 +186,7 @@ pub fn pause_resume_and_run_now(language: &str, wasm: &Path) {
     let printed: String = manual.iter().map(|(_, p)| p.as_str()).collect();
     assert!(printed.contains("ran with fencing token 3 (manual run asked by ops)"), "{printed}");
     // Still inside the due time that ran before the manual run: it stays run.
-    let (again, _) = report(replicas.send(1, "POST", "/run", &[]));
+    let (again, _) = report(replicas.run(1));
     assert!(unix_secs() < first + 3 * PERIOD, "the checks outlasted the due time: too slow");
     assert_eq!(again["skip"], "already-ran", "{again}");
     let entry = replicas.entry().expect("the lock is on the board");
