@@ -148,7 +148,13 @@ fn sigterm_and_sigint_mid_run_leave_the_lease_to_run_out_and_the_run_is_taken_ov
         // Observed: Spin stops at once; the instance mid-run is dropped, nothing completes or
         // releases, and the lease stays until it runs out.
         assert!(*took < Duration::from_secs(3), "spin up took {took:?} to stop");
-        assert_eq!(struck.after, Some((LeaseState::Leased, true)), "{struck:?}");
+        // The lease is still held: nothing released it. The record says running, unless the
+        // stop fell between complete's record write and its release (two round trips since
+        // guard@0.3.0's complete): then the run is closed and its lease still runs out.
+        assert!(
+            matches!(struck.after, Some((LeaseState::Leased, _))),
+            "the stopped run's lease was released: {struck:?}"
+        );
         assert!(
             run.reports.iter().all(|r| r.token != Some(struck.token)),
             "the stopped run (token {}) reported; it should have been cut off\n{all}",
