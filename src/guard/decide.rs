@@ -30,8 +30,8 @@ pub struct Contend {
 }
 
 /// Decides from one look at the lock. `now` is the storage service's time (its `Date`), the
-/// one clock every replica shares; a tick counts for the latest due time at or before
-/// `now + early tolerance`.
+/// one clock every replica shares; a tick counts for the due time [`Schedule::counts_for`]
+/// names.
 pub fn decide(
     record: &RunRecord,
     lease: LeaseState,
@@ -44,7 +44,7 @@ pub fn decide(
     }
     let schedule = &options.schedule;
     let now_ms = unix_ms(now);
-    let due = schedule.at_or_before(now_ms.saturating_add(options.early_ms));
+    let due = schedule.counts_for(now_ms, options.early_ms);
     let last_due = record.last_due_ms(schedule, options.early_ms);
     let mut replace = None;
     if matches!(lease, LeaseState::Leased | LeaseState::Breaking) {
@@ -85,7 +85,7 @@ pub fn decide(
     if let Some(conflict) = conflict(record, schedule, now_ms) {
         return Verdict::Skip(conflict);
     }
-    let next_due_ms = schedule.after(now_ms.saturating_add(options.early_ms));
+    let next_due_ms = schedule.after(due.map_or(now_ms, |due| due.max(now_ms)));
     let Some(due) = due else {
         return Verdict::Skip(SkipReason::NotDue { next_due_ms });
     };

@@ -274,3 +274,31 @@ fn a_manual_run_is_granted_within_a_due_time_that_already_ran() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A schedule whose period is shorter than the early tolerance: a tick counts for the due time
+/// just come, not for one seconds ahead (which passed over the one just come and ran early).
+#[test]
+fn a_tolerance_longer_than_a_short_period_never_reaches_past_the_next_due_time() {
+    use crate::schedule::{cron::Dialect, ZonedCron};
+    let every_2s = ZonedCron::new("*/2 * * * * *", None, Dialect::Spin).unwrap();
+    let options = GuardOptions::scheduled("me", 15, None, Schedule::Cron(every_2s)).unwrap();
+    assert_eq!(options.early_ms, 5_000);
+    let tick = |ms: u64| match decide(
+        &RunRecord::default(),
+        LeaseState::Available,
+        SystemTime::UNIX_EPOCH + Duration::from_millis(ms),
+        None,
+        &options,
+    ) {
+        Verdict::Contend(contend) => contend.past_due.due_at_ms,
+        skip => panic!("expected a run at {ms}, got {skip:?}"),
+    };
+    // 200 ms after a due time: that due time. 400 ms before one (within a quarter of the
+    // 2 s gap): the coming one, early. 600 ms before: the one just come.
+    assert_eq!(tick(1_000_200), 1_000_000);
+    assert_eq!(tick(1_001_600), 1_002_000);
+    assert_eq!(tick(1_001_400), 1_000_000);
+    // The record of a run started early is read as that due time, so the next tick skips.
+    let record = RunRecord::default().granted(1, 1_001_600, "me", &lease());
+    assert_eq!(record.last_due_ms(&options.schedule, options.early_ms), Some(1_002_000));
+}

@@ -96,14 +96,14 @@ impl RunRecord {
 
     /// The due time the last *scheduled* run was for. Manual runs do not count. A grant by a
     /// build that does not record due times (a rolling upgrade) is read from its start, as that
-    /// build judged it: the latest due time of `schedule` at or before `start + early_ms`.
+    /// build judged it: the due time of `schedule` a tick at its start counted for.
     pub fn last_due_ms(&self, schedule: &Schedule, early_ms: u64) -> Option<u64> {
         let tagged_now = self.due.is_some_and(|(fence, _)| fence == self.fence);
         if tagged_now || self.manual_by().is_some() {
             return self.due.map(|(_, due)| due);
         }
         let started = self.started_ms?;
-        schedule.at_or_before(started.saturating_add(early_ms)).or(Some(started))
+        schedule.counts_for(started, early_ms).or(Some(started))
     }
 
     /// The current run (the last grant) as the history keeps it, ended with `outcome`.
@@ -140,10 +140,19 @@ impl RunRecord {
         lease_id: &crate::ops::LeaseId,
     ) -> RunRecord {
         let (mut history, mut totals) = (self.history.clone(), self.totals.clone());
+        let in_history = history.first().is_some_and(|run| run.fence == self.fence);
         if self.running {
             if let Some(run) = self.as_past_run(None, PastOutcome::Abandoned) {
                 history = history::with(&history, run);
                 totals.abandoned += 1;
+            }
+        } else if let (false, Some(stopped_ms)) = (in_history, self.stopped_ms) {
+            // The last run completed under a build that keeps no history (one before
+            // guard@0.3.0, in a rolling upgrade): it goes in now, from the record's fields.
+            let outcome = self.outcome.as_deref().unwrap_or("success");
+            let past = counted(&mut totals, stopped_ms, outcome);
+            if let Some(run) = self.as_past_run(Some(stopped_ms), past) {
+                history = history::with(&history, run);
             }
         }
         RunRecord {
@@ -194,18 +203,7 @@ impl RunRecord {
         let outcome: String = outcome.chars().take(MAX_OUTCOME_CHARS).collect();
         let outcome = fit(&outcome, TEXT_BYTES);
         let (mut history, mut totals) = (self.history.clone(), self.totals.clone());
-        let past = match outcome.strip_prefix("failure: ") {
-            _ if outcome == "success" => {
-                totals.successes += 1;
-                totals.last_success_ms = Some(stopped_ms);
-                PastOutcome::Success
-            }
-            failure => {
-                totals.failures += 1;
-                totals.last_failure_ms = Some(stopped_ms);
-                PastOutcome::Failure(failure.unwrap_or(&outcome).to_string())
-            }
-        };
+        let past = counted(&mut totals, stopped_ms, &outcome);
         if let Some(run) = self.as_past_run(Some(stopped_ms), past) {
             history = history::with(&history, run);
         }
@@ -232,3 +230,15 @@ impl RunRecord {
 #[cfg(test)]
 #[path = "record_tests.rs"]
 mod tests;
+
+/// A finished run's outcome (`success` or `failure: …`), counted in `totals`.
+fn counted(totals: &mut Totals, stopped_ms: u64, outcome: &str) -> PastOutcome {
+    if outcome == "success" {
+        totals.successes += 1;
+        totals.last_success_ms = Some(stopped_ms);
+        return PastOutcome::Success;
+    }
+    totals.failures += 1;
+    totals.last_failure_ms = Some(stopped_ms);
+    PastOutcome::Failure(outcome.strip_prefix("failure: ").unwrap_or(outcome).to_string())
+}

@@ -80,3 +80,42 @@ fn the_last_scheduled_due_time_skips_manual_runs_and_reads_older_builds_grants_f
         RunRecord { fence: 3, started_ms: Some(14 * minute - 2_000), manual: None, ..scheduled };
     assert_eq!(older.last_due_ms(&every_minute, 5_000), Some(14 * minute));
 }
+
+/// A rolling upgrade: the last run was granted and completed by a build before guard@0.3.0,
+/// which writes no history. This build's next grant adds it, so the history and totals lose
+/// no run of a mixed fleet; a run already in the history is not added twice.
+#[test]
+fn a_run_completed_by_an_older_build_joins_the_history_at_the_next_grant() {
+    let ours = RunRecord::default().granted(1, 1_000, "new", &lease()).completed(1_500, "success");
+    let keys = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    };
+    // What the old build's grant and complete leave: its own keys, ours kept as they were.
+    let mut metadata = ours.to_metadata();
+    metadata.retain(|(k, _)| !["tc_fence", "tc_start", "tc_stop", "tc_holder"].contains(&&**k));
+    metadata.extend(keys(&[
+        ("tc_fence", "2"),
+        ("tc_start", "2000"),
+        ("tc_stop", "2400"),
+        ("tc_holder", "old"),
+        ("tc_outcome", "failure: disk full"),
+        ("tc_every", "2"),
+        ("tc_phase", "0"),
+    ]));
+    metadata.retain(|(k, v)| k != "tc_outcome" || v != "success");
+    let old = RunRecord::from_metadata(&metadata);
+    let next = old.granted(3, 4_000, "new", &lease());
+    let fences: Vec<u64> = next.history.iter().map(|run| run.fence).collect();
+    assert_eq!(fences, [2, 1]);
+    let run = &next.history[0];
+    assert_eq!(
+        (run.started_ms, run.stopped_ms, run.holder.as_deref()),
+        (2_000, Some(2_400), Some("old"))
+    );
+    assert_eq!(run.outcome, PastOutcome::Failure("disk full".into()));
+    assert_eq!((next.totals.successes, next.totals.failures), (1, 1));
+    // Our own completed run is in the history already: the grant after it adds nothing.
+    let again = ours.granted(2, 2_000, "new", &lease());
+    assert_eq!(again.history.len(), 1);
+    assert_eq!(again.totals.successes, 1);
+}

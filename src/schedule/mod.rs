@@ -58,6 +58,20 @@ impl Schedule {
         }
     }
 
+    /// The due time a tick at `at_ms` counts for: the latest at or before it, or the next one
+    /// when that is at most `early_ms` away *and* at most a quarter of the gap before it. The
+    /// second bound keeps a tolerance longer than a short schedule's period from counting a
+    /// tick for a due time seconds ahead (and passing over the one just come); for a grid it
+    /// is guard@0.2.0's quarter interval.
+    pub fn counts_for(&self, at_ms: u64, early_ms: u64) -> Option<u64> {
+        let latest = self.at_or_before(at_ms);
+        let next = self.after(at_ms).filter(|next| {
+            let gap = latest.map_or(u64::MAX, |latest| next.saturating_sub(latest));
+            next.saturating_sub(at_ms) <= early_ms.min(gap / 4)
+        });
+        next.or(latest)
+    }
+
     /// The first due time after `at_ms` (none for `None`, or a cron that never matches again
     /// within 400 years).
     pub fn after(&self, at_ms: u64) -> Option<u64> {

@@ -47,22 +47,38 @@ pub fn start_nodes(
     interval: u64,
     work_ms: u64,
 ) -> Vec<Node> {
+    let schedule = [
+        ("schedule", traffic_cop_testbed::spin::every(interval)),
+        ("work_ms", work_ms.to_string()),
+    ];
+    start_nodes_with(launch, dir, container, prefix, 3, &schedule)
+}
+
+/// `count` replicas named `<prefix>-<i>` on one container; `variables` (schedule, time zone,
+/// work) come after the storage settings and override them.
+pub fn start_nodes_with(
+    launch: &Launch,
+    dir: &std::path::Path,
+    container: &str,
+    prefix: &str,
+    count: usize,
+    variables: &[(&str, String)],
+) -> Vec<Node> {
     let azurite = Azurite::shared();
-    let mut nodes: Vec<Node> = (0..3)
+    let mut nodes: Vec<Node> = (0..count)
         .map(|i| {
             let proxy = Arc::new(CountingProxy::start(azurite.port));
             let holder = format!("{prefix}-{i}");
-            let variables = [
+            let mut all = vec![
                 ("connection_string", connection_string_for_port(proxy.port, EMULATOR_KEY_B64)),
                 // Templated into allowed_outbound_hosts: must name the proxy, or Spin refuses.
                 ("storage_endpoint", format!("http://127.0.0.1:{}", proxy.port)),
                 ("container", container.to_string()),
                 ("holder", holder.clone()),
                 ("lease_seconds", LEASE_SECONDS.to_string()),
-                ("schedule", traffic_cop_testbed::spin::every(interval)),
-                ("work_ms", work_ms.to_string()),
             ];
-            let replica = launch.start(&holder, &dir.join(&holder), &variables);
+            all.extend(variables.iter().cloned());
+            let replica = launch.start(&holder, &dir.join(&holder), &all);
             Node { replica, proxy, holder }
         })
         .collect();

@@ -35,6 +35,7 @@ mod guests;
 mod listing_azurite;
 mod lossy;
 mod metrics;
+mod mixed_fleet;
 mod node_jco;
 mod publishing;
 mod spin_app;
@@ -55,6 +56,7 @@ fn main() {
         listing_azurite::tests(),
         lossy::tests(),
         metrics::tests(),
+        mixed_fleet::tests(),
         node_jco::tests(),
         publishing::tests(),
         spin_app::tests(),

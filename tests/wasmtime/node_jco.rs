@@ -65,6 +65,8 @@ fn node_example_acquires_guards_and_completes_through_the_transpiled_component()
     let connection_string = azurite.connection_string();
     let container = format!("node-{}", std::process::id());
     let holder = "node-replica-1";
+    // The script's calls must fall in one minute of its every-minute schedule.
+    traffic_cop_testbed::room_in_minute(20);
     let ran = run(
         Command::new(&node)
             .arg("guarded.mjs")
@@ -82,18 +84,33 @@ fn node_example_acquires_guards_and_completes_through_the_transpiled_component()
         "inspect: leased".into(),
         "second acquire: held-by-other".into(),
         "release: available".into(),
+        // 02:00 Berlin across the spring-forward night: 01:00Z (CET), the gap's end 03:00 CEST
+        // (01:00Z), then 02:00 CEST (00:00Z).
+        "due-times: 2026-03-28T01:00:00.000Z 2026-03-29T01:00:00.000Z 2026-03-30T00:00:00.000Z"
+            .into(),
         "guarded-invoke: run, fencing token 1, missed 0".into(),
         format!("rival guarded-invoke: skip, held-by-other ({holder})"),
         "write-fenced: token 1".into(),
         "complete: ok".into(),
         format!("after complete: skip, already-ran ({holder}, success)"),
+        "pause: by ops, reason deploy".into(),
+        "while paused: skip, paused (ops: deploy)".into(),
+        "run-now: asked by ops, still paused true".into(),
+        "run-now while paused: skip, paused (ops: deploy)".into(),
+        "resume: paused false".into(),
+        "after resume: run, fencing token 2, manual by ops".into(),
     ];
     assert!(lines.len() >= expected.len(), "too few lines {}", ran.said());
     for (line, want) in lines.iter().zip(&expected) {
         assert!(line.starts_with(want.as_str()), "expected {want:?}, got {line:?} {}", ran.said());
     }
     assert!(
-        lines.contains(&"board: nightly available token 1 outcome success"),
+        lines.iter().any(|l| l.starts_with("board: tz database 20")),
+        "board tz line missing {}",
+        ran.said()
+    );
+    assert!(
+        lines.contains(&"board: nightly available token 2 outcome success runs 2"),
         "board line missing {}",
         ran.said()
     );
@@ -112,7 +129,7 @@ fn node_example_acquires_guards_and_completes_through_the_transpiled_component()
     let meta = |key: &str| {
         status.metadata.iter().find(|(k, _)| k.eq_ignore_ascii_case(key)).map(|(_, v)| v.as_str())
     };
-    assert_eq!(meta("tc_fence"), Some("1"), "run record: {status:?}");
+    assert_eq!(meta("tc_fence"), Some("2"), "run record: {status:?}");
     assert_eq!(meta("tc_holder"), Some(holder), "run record: {status:?}");
     assert_eq!(meta("tc_running"), Some("false"), "run record: {status:?}");
     let raw = fresh().inspect(&lock("nightly-raw")).expect("inspect the raw lock");

@@ -11,6 +11,7 @@ pub mod component;
 mod component_v2;
 mod component_v3;
 pub mod guests;
+pub mod old_build;
 pub mod outbound;
 pub mod soak;
 pub mod staged;

@@ -15,6 +15,7 @@ use traffic_cop_testbed::runner::Test;
 
 mod cron;
 mod http;
+mod window;
 
 use crate::story::{self, Tick};
 use std::path::PathBuf;
@@ -87,6 +88,25 @@ fn cron_replicas_on_spin_3_6_3_with_trigger_cron_0_3_0() {
     let takeover = cron::check(&story);
     let what = format!("cron-job, trigger-cron 0.3.0, Spin {SPIN_3}");
     report(&what, &story.ticks, &takeover, started);
+}
+
+/// Issue 21's story: a cron schedule in a zone whose offset is not a whole hour, under Spin
+/// 4.0.2 and trigger-cron 0.5.0, with a SIGKILL in the window.
+fn a_kathmandu_schedule_on_real_spin_runs_once_per_due_time_in_its_window_only() {
+    let spin = require("real spin (cron)", find_spin());
+    let data = require("real spin (cron 0.5.0)", cron_line("0.5.0"));
+    assert_built();
+    let started = Instant::now();
+    let summary = window::kathmandu_window_with_a_takeover(spin, data);
+    use std::io::Write;
+    let took = started.elapsed().as_secs_f64();
+    let _ = writeln!(std::io::stderr(), "measured: {summary}; story took {took:.1} s");
+}
+
+/// Pure: the window's expression lists both hours only when it crosses one.
+fn the_window_expression_crosses_hours_with_both() {
+    assert_eq!(window::window_expression(3 * 3600 + 10 * 60), "*/10 10,11 3 * * *");
+    assert_eq!(window::window_expression(23 * 3600 + 59 * 60), "*/10 59,0 23,0 * * *");
 }
 
 /// The checker the stories rely on must be able to fail: fed a story with a second run in one
@@ -172,6 +192,8 @@ pub fn tests() -> Vec<Test> {
         http_replicas_on_spin_3_6_3_run_once_per_interval_and_take_over_after_a_kill,
         cron_replicas_on_real_spin_under_both_plugin_lines,
         cron_replicas_on_spin_3_6_3_with_trigger_cron_0_3_0,
+        a_kathmandu_schedule_on_real_spin_runs_once_per_due_time_in_its_window_only,
+        the_window_expression_crosses_hours_with_both,
         the_story_checker_refuses_what_the_guard_forbids,
     ]
 }

@@ -1,0 +1,201 @@
+//! The schedule as users write it, on real Spin: the trigger fires every 2 s on three replicas,
+//! and the guard's `schedule` is a two-minute window, every 10 s, written on the wall clock of
+//! Asia/Kathmandu (UTC+05:45 all year, so an hour-based mistake cannot pass). One run per due
+//! time inside the window, none outside it, and a takeover after the running replica is
+//! SIGKILLed. A fourth replica, on a lock of its own, reads the same expression in UTC and has
+//! nothing due for hours.
+
+use crate::story::{self, Node};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use traffic_cop_testbed::spin::{manifest_copy, Launch};
+
+const TRIGGER: &str = "*/2 * * * * *";
+/// Kathmandu's offset: fixed since 1986 (no DST), 5 h 45 min.
+const KATHMANDU_OFFSET_S: u64 = 5 * 3600 + 45 * 60;
+const STEP_S: u64 = 10;
+const WINDOW_S: u64 = 120;
+/// guard@0.3.0's default early tolerance: a tick up to 5 s before a due time counts for it.
+const EARLY_S: u64 = 5;
+
+fn now_s() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// The cron expression (Spin's dialect) for every 10 s of the two minutes that start at the
+/// Kathmandu wall-clock minute `local_start` (seconds since the epoch, read on that clock).
+/// A window across an hour lists both hours and both minutes: the other two combinations are
+/// about an hour away, outside the story.
+pub fn window_expression(local_start: u64) -> String {
+    let minute = |t: u64| t / 60 % 60;
+    let hour = |t: u64| t / 3600 % 24;
+    let end = local_start + 60;
+    let hours = if hour(local_start) == hour(end) {
+        hour(local_start).to_string()
+    } else {
+        format!("{},{}", hour(local_start), hour(end))
+    };
+    format!("*/{STEP_S} {},{} {hours} * * *", minute(local_start), minute(end))
+}
+
+/// One decision: the JSON line a replica printed on stdout.
+#[derive(Debug, Clone)]
+struct Decision {
+    holder: String,
+    run: bool,
+    reason: Option<String>,
+    token: Option<u64>,
+    due_s: Option<u64>,
+    abandoned: bool,
+    granted_ms: Option<u64>,
+    /// A run's tick: the trigger's scheduled time (from the line for people).
+    tick_s: Option<u64>,
+}
+
+fn decisions(node: &Node) -> Vec<Decision> {
+    // The line for people (stderr) has the tick's time; a run's is found by its token.
+    let ticks: BTreeMap<u64, u64> = node
+        .replica
+        .log("cron-job")
+        .lines()
+        .filter_map(|l| {
+            let (tick, report) = l.strip_prefix("cron tick ")?.split_once(": ")?;
+            let token = report.split(" ran with fencing token ").nth(1)?;
+            let token = token.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()?;
+            Some((token, tick.parse().ok()?))
+        })
+        .collect();
+    node.replica
+        .stdout("cron-job")
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .map(|v| {
+            let due_ms = v["due_at_ms"].as_u64();
+            Decision {
+                holder: v["holder"].as_str().unwrap_or("?").to_string(),
+                run: v["decision"] == "run",
+                reason: v["reason"].as_str().map(str::to_string),
+                token: v["fencing_token"].as_u64(),
+                due_s: due_ms.map(|ms| ms / 1000),
+                abandoned: v["previous_abandoned"] == true,
+                granted_ms: due_ms.zip(v["late_by_ms"].as_u64()).map(|(d, l)| d + l),
+                tick_s: v["fencing_token"].as_u64().and_then(|t| ticks.get(&t).copied()),
+            }
+        })
+        .collect()
+}
+
+pub fn kathmandu_window_with_a_takeover(spin: PathBuf, data: PathBuf) -> String {
+    let dir = story::story_dir("window-kathmandu");
+    let launch = Launch {
+        spin,
+        data_dir: Some(data),
+        manifest: manifest_copy(&dir.join("app"), TRIGGER),
+        component: None,
+        lifetime: Duration::from_secs(330),
+    };
+    // The window opens at the first whole minute at least 20 s after the replicas are up
+    // (Kathmandu's minutes start on UTC's: the offset is a whole number of minutes).
+    let start_expected = now_s() + 40;
+    let window_utc = (start_expected + 20).div_ceil(60) * 60;
+    let expression = window_expression(window_utc + KATHMANDU_OFFSET_S);
+    let pid = std::process::id();
+    let (container, utc_container) = (format!("kathmandu{pid}"), format!("kathmanduutc{pid}"));
+    let variables = |zone: &str| {
+        vec![
+            ("schedule", expression.clone()),
+            ("time_zone", zone.to_string()),
+            ("work_ms", "3000".to_string()),
+        ]
+    };
+    let mut nodes =
+        story::start_nodes_with(&launch, &dir, &container, "ktm", 3, &variables("Asia/Kathmandu"));
+    let utc = story::start_nodes_with(&launch, &dir, &utc_container, "utc", 1, &variables("UTC"));
+    assert!(now_s() + 5 < window_utc, "replicas took too long to start: window missed");
+    let due: Vec<u64> = (0..WINDOW_S / STEP_S).map(|k| window_utc + k * STEP_S).collect();
+    let story_end = window_utc + WINDOW_S + 14;
+    let mut killed: Option<story::Killed> = None;
+    let deadline = Instant::now() + Duration::from_secs(story_end - now_s().min(story_end) + 30);
+    while now_s() < story_end && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(200));
+        if killed.is_none() {
+            // The second run of the window, in the middle of its 3 s of work.
+            killed = story::kill_running(&mut nodes, &container, 2, STEP_S).map(|k| {
+                // Its due time: a grant may come up to the early tolerance before it.
+                story::Killed { at: (k.start_ms / 1000 + EARLY_S) / STEP_S * STEP_S, ..k }
+            });
+        }
+    }
+    let killed = killed.expect("no run of the window was seen running to be killed");
+    let all: Vec<Decision> = nodes.iter().flat_map(decisions).collect();
+    let dump = format!("expression {expression:?}, window from {window_utc}\n{all:#?}");
+    let runs: Vec<&Decision> = all.iter().filter(|d| d.run).collect();
+
+    // Before the window, every replica named its first due time: the Kathmandu reading.
+    // After it, the next due time is the next day's (or the hour's other combination).
+    let not_due: Vec<u64> = all
+        .iter()
+        .filter(|d| d.reason.as_deref() == Some("not-due"))
+        .filter_map(|d| d.due_s)
+        .collect();
+    assert!(not_due.contains(&window_utc), "no not-due skip naming the window\n{dump}");
+    let window_end = window_utc + WINDOW_S;
+    assert!(
+        not_due.iter().all(|s| *s == window_utc || *s >= window_end + 3000),
+        "a next due time neither the window's start nor long after it\n{dump}"
+    );
+
+    // One grant per due time of the window (the killed run's grant counts), none outside it.
+    let mut granted: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+    for run in &runs {
+        let due_s = run.due_s.expect("a run names its due time");
+        assert!(due.contains(&due_s), "a run outside the window: {run:?}\n{dump}");
+        let tick = run.tick_s.expect("a run's tick time");
+        assert!(
+            tick + EARLY_S >= due_s && tick <= due_s + STEP_S,
+            "a run for {due_s} at the tick of {tick}, early by more than the tolerance or late \
+             by a due time: {run:?}\n{dump}"
+        );
+        granted.entry(due_s).or_default().push(run.token.unwrap());
+    }
+    granted.entry(killed.at).or_default().push(killed.token);
+    for at in &due {
+        let tokens = granted.get(at).cloned().unwrap_or_default();
+        assert_eq!(tokens.len(), 1, "due time {at}: grants {tokens:?}\n{dump}");
+    }
+    let tokens: Vec<u64> = granted.values().flatten().copied().collect();
+    let first = tokens[0];
+    assert_eq!(tokens, (first..first + due.len() as u64).collect::<Vec<_>>(), "{dump}");
+
+    // The takeover: the next grant after the kill, on another replica, not before the killed
+    // run's lease could expire, reporting the abandoned run.
+    let takeover = runs
+        .iter()
+        .find(|r| r.token == Some(killed.token + 1))
+        .unwrap_or_else(|| panic!("nobody took over from {}\n{dump}", killed.holder));
+    assert!(takeover.abandoned && takeover.holder != killed.holder, "{takeover:?}\n{dump}");
+    let expiry_ms = killed.start_ms + story::LEASE_SECONDS * 1000;
+    assert!(takeover.granted_ms.unwrap() + 1000 >= expiry_ms, "early takeover\n{dump}");
+
+    // The same expression in UTC: nothing due during the story, and the next due time hours
+    // away (the Kathmandu wall-clock window, read as UTC, is 5 h 45 min later).
+    let utc_decisions = decisions(&utc[0]);
+    assert!(!utc_decisions.is_empty(), "the UTC replica never ticked");
+    for d in &utc_decisions {
+        assert!(!d.run && d.reason.as_deref() == Some("not-due"), "UTC reading: {d:?}");
+        assert!(d.due_s.unwrap() > window_utc + 3600 * 4, "UTC reading due too soon: {d:?}");
+    }
+    format!(
+        "Kathmandu window {expression:?}: {} runs for {} due times, {} killed at token {}, \
+         taken over by {} (token {}); {} UTC-reading ticks, none due",
+        runs.len(),
+        due.len(),
+        killed.holder,
+        killed.token,
+        takeover.holder,
+        takeover.token.unwrap(),
+        utc_decisions.len()
+    )
+}
