@@ -18,8 +18,10 @@ mod story;
 
 mod catchup;
 mod chaos;
+mod decisions;
 mod entra;
 mod guests;
+mod operator;
 mod prometheus;
 mod real_spin;
 mod templates;
@@ -30,6 +32,7 @@ fn main() {
         chaos::tests(),
         entra::tests(),
         guests::tests(),
+        operator::tests(),
         prometheus::tests(),
         real_spin::tests(),
         templates::tests(),

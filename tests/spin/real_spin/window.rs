@@ -5,8 +5,8 @@
 //! SIGKILLed. A fourth replica, on a lock of its own, reads the same expression in UTC and has
 //! nothing due for hours.
 
-use crate::story::{self, Node};
-use serde_json::Value;
+use crate::decisions::{decisions, Decision};
+use crate::story;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -38,53 +38,6 @@ pub fn window_expression(local_start: u64) -> String {
         format!("{},{}", hour(local_start), hour(end))
     };
     format!("*/{STEP_S} {},{} {hours} * * *", minute(local_start), minute(end))
-}
-
-/// One decision: the JSON line a replica printed on stdout.
-#[derive(Debug, Clone)]
-struct Decision {
-    holder: String,
-    run: bool,
-    reason: Option<String>,
-    token: Option<u64>,
-    due_s: Option<u64>,
-    abandoned: bool,
-    granted_ms: Option<u64>,
-    /// A run's tick: the trigger's scheduled time (from the line for people).
-    tick_s: Option<u64>,
-}
-
-fn decisions(node: &Node) -> Vec<Decision> {
-    // The line for people (stderr) has the tick's time; a run's is found by its token.
-    let ticks: BTreeMap<u64, u64> = node
-        .replica
-        .log("cron-job")
-        .lines()
-        .filter_map(|l| {
-            let (tick, report) = l.strip_prefix("cron tick ")?.split_once(": ")?;
-            let token = report.split(" ran with fencing token ").nth(1)?;
-            let token = token.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()?;
-            Some((token, tick.parse().ok()?))
-        })
-        .collect();
-    node.replica
-        .stdout("cron-job")
-        .lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .map(|v| {
-            let due_ms = v["due_at_ms"].as_u64();
-            Decision {
-                holder: v["holder"].as_str().unwrap_or("?").to_string(),
-                run: v["decision"] == "run",
-                reason: v["reason"].as_str().map(str::to_string),
-                token: v["fencing_token"].as_u64(),
-                due_s: due_ms.map(|ms| ms / 1000),
-                abandoned: v["previous_abandoned"] == true,
-                granted_ms: due_ms.zip(v["late_by_ms"].as_u64()).map(|(d, l)| d + l),
-                tick_s: v["fencing_token"].as_u64().and_then(|t| ticks.get(&t).copied()),
-            }
-        })
-        .collect()
 }
 
 pub fn kathmandu_window_with_a_takeover(spin: PathBuf, data: PathBuf) -> String {

@@ -12,12 +12,24 @@ pub fn http(
     path: &str,
     timeout: Duration,
 ) -> Result<(u16, String), String> {
+    http_with(port, method, path, &[], timeout)
+}
+
+/// [`http`] with request headers (`("Authorization", "Bearer …")`).
+pub fn http_with(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    timeout: Duration,
+) -> Result<(u16, String), String> {
+    let headers: String = headers.iter().map(|(k, v)| format!("{k}: {v}\r\n")).collect();
     let address = SocketAddr::from(([127, 0, 0, 1], port));
     let mut stream = TcpStream::connect_timeout(&address, timeout).map_err(|e| e.to_string())?;
     stream.set_read_timeout(Some(timeout)).map_err(|e| e.to_string())?;
     write!(
         stream,
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{headers}Content-Length: 0\r\nConnection: close\r\n\r\n"
     )
     .map_err(|e| e.to_string())?;
     let mut raw = Vec::new();

@@ -4,6 +4,7 @@
 //! - the same cycle with the Azure SDK for Python (pinned, `api_version` 2025-11-05), and the ratio;
 //! - the release `.wasm` size, and the time to instantiate a pre-compiled component;
 //! - takeover time after a crash (lease expiry) and after a graceful release;
+//! - waiting for a held lock (`wait-ms`): requests per second while waiting, release to grant;
 //! - per tick under the real Spin (when found): trigger to answer for a leader and a follower;
 //! - the blackboard at scale: 16 workers claiming 1,000 and 10,000 items, against the naive
 //!   baseline (every worker tries every item) at 1,000.
@@ -15,6 +16,7 @@ mod blackboard;
 mod floor;
 mod spin_tick;
 mod split;
+mod waiting;
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -162,6 +164,7 @@ fn main() {
     println!("\nrelease traffic_cop.wasm       {size} bytes ({} KiB)", size / 1024);
     instantiation();
     takeover(&connection_string);
+    waiting::run(azurite.port);
     spin_tick::per_tick(azurite.port);
     if items > 0 {
         blackboard(azurite.port, items);

@@ -1,0 +1,171 @@
+//! The operator's verbs on real Spin (issue 22): three `spin up` replicas of the app (cron
+//! trigger every 2 s, the guard's schedule every 5 s, 3 s of work), driven through the HTTP
+//! component's protected routes. A deploy done the documented way: pause with a drain while a
+//! run is in progress (the answer comes once it has completed), stop every replica, start the
+//! new ones; the job stays paused for three due times on every replica; two run-now calls
+//! while paused change nothing; resume, and one manual run follows, then the schedule. No run
+//! is abandoned by the deploy.
+
+use crate::decisions::{decisions, Decision};
+use crate::story::{self, Node};
+use serde_json::Value;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use traffic_cop_testbed::needs::require;
+use traffic_cop_testbed::runner::Test;
+use traffic_cop_testbed::spin::{
+    assert_built, cron_line, find_spin, http_with, manifest_copy, Launch,
+};
+use traffic_cop_wasm_host::component::{fresh, v3};
+
+const TOKEN: &str = "operator-story-token";
+const DUE_EVERY_S: u64 = 5;
+
+fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+fn wait_until(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !done() {
+        assert!(Instant::now() < deadline, "waited {limit:?} for {what}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// POSTs an operator's route on `node` with the bearer token; the JSON answer.
+fn operate(node: &Node, path_and_query: &str) -> Value {
+    let auth = format!("Bearer {TOKEN}");
+    let (status, body) = http_with(
+        node.replica.port,
+        "POST",
+        path_and_query,
+        &[("Authorization", &auth)],
+        Duration::from_secs(60),
+    )
+    .unwrap_or_else(|e| panic!("{path_and_query}: {e}"));
+    assert_eq!(status, 200, "{path_and_query}: {body}");
+    serde_json::from_str(&body).unwrap_or_else(|e| panic!("{path_and_query}: {e}: {body}"))
+}
+
+fn runs<'a>(nodes: impl IntoIterator<Item = &'a Node>) -> Vec<Decision> {
+    let mut runs: Vec<Decision> = nodes.into_iter().flat_map(decisions).filter(|d| d.run).collect();
+    runs.sort_by_key(|d| d.token);
+    runs
+}
+
+fn pause_drain_deploy_run_now_and_resume_on_real_spin() {
+    let spin = require("real spin (operator)", find_spin());
+    let data = require("real spin (cron 0.5.0)", cron_line("0.5.0"));
+    assert_built();
+    let started = Instant::now();
+    let dir = story::story_dir("operator");
+    let launch = Launch {
+        spin,
+        data_dir: Some(data),
+        manifest: manifest_copy(&dir.join("app"), "*/2 * * * * *"),
+        component: None,
+        lifetime: Duration::from_secs(240),
+    };
+    let container = format!("operator{}", std::process::id());
+    let variables = [
+        ("schedule", format!("*/{DUE_EVERY_S} * * * * *")),
+        ("work_ms", "3000".to_string()),
+        ("board_token", TOKEN.to_string()),
+        ("board_cache_seconds", "0".to_string()),
+    ];
+    let mut old = story::start_nodes_with(&launch, &dir, &container, "old", 3, &variables);
+
+    // A run in progress, after at least one completed.
+    wait_until(Duration::from_secs(60), "a second run in progress", || {
+        story::lock_entry(&container).is_some_and(|e| e.running && e.fencing_token >= 2)
+    });
+    let draining = story::lock_entry(&container).unwrap().fencing_token;
+    let asked_ms = now_ms();
+    let paused = operate(&old[0], "/pause?by=ops&reason=deploy&drain_ms=30000");
+    let paused_ms = now_ms();
+    assert_eq!(paused["paused_by"], "ops", "{paused}");
+    assert_eq!(paused["running"], false, "the drain returned with a run in progress: {paused}");
+    let drained = runs(&old);
+    assert!(
+        drained.iter().any(|d| d.token == Some(draining)),
+        "the run in progress (token {draining}) did not complete before the drain answered: \
+         {drained:#?}"
+    );
+
+    // The deploy: every old replica stops (SIGTERM, as Kubernetes sends), new ones start.
+    for node in &mut old {
+        node.replica.signal("TERM");
+    }
+    for node in &mut old {
+        let _ = node.replica.wait_exit(Duration::from_secs(20));
+        node.replica.kill();
+    }
+    let new = story::start_nodes_with(&launch, &dir, &container, "new", 3, &variables);
+    // Three due times on the new replicas, all paused.
+    let first_new_tick = now_ms();
+    std::thread::sleep(Duration::from_millis(3 * DUE_EVERY_S * 1000 + 1000));
+    for node in &new {
+        let skips: Vec<Decision> = decisions(node);
+        assert!(
+            skips.iter().filter(|d| d.reason.as_deref() == Some("paused")).count() >= 3,
+            "{} did not skip paused: {skips:#?}",
+            node.holder
+        );
+    }
+    // Two run-now calls while paused: the job stays paused.
+    let asked = operate(&new[0], "/run-now?by=ops");
+    assert_eq!((&asked["run_now_by"], &asked["paused_by"]), (&"ops".into(), &"ops".into()));
+    operate(&new[1], "/run-now?by=ops");
+    std::thread::sleep(Duration::from_millis(4_500));
+    let while_paused: Vec<Decision> = runs(old.iter().chain(&new))
+        .into_iter()
+        .filter(|d| d.tick_s.is_some_and(|t| t * 1000 > asked_ms))
+        .collect();
+    assert!(while_paused.is_empty(), "runs while paused: {while_paused:#?}");
+
+    let resumed = operate(&new[2], "/resume?by=ops");
+    let resumed_ms = now_ms();
+    assert!(resumed["paused_by"].is_null(), "{resumed}");
+    assert_eq!(resumed["run_now_by"], "ops", "the run-now waits for the next tick: {resumed}");
+    std::thread::sleep(Duration::from_millis(2 * DUE_EVERY_S * 1000 + 4000));
+
+    let after: Vec<Decision> =
+        runs(&new).into_iter().filter(|d| d.tick_s.unwrap() * 1000 >= resumed_ms).collect();
+    let all = format!("{after:#?}");
+    let manual: Vec<&Decision> = after.iter().filter(|d| d.manual_by.is_some()).collect();
+    assert_eq!(manual.len(), 1, "two run-now calls make one manual run: {all}");
+    assert_eq!(manual[0].manual_by.as_deref(), Some("ops"));
+    assert_eq!(after.first().map(|d| d.token), Some(manual[0].token), "manual run first: {all}");
+    let scheduled: Vec<&Decision> = after.iter().filter(|d| d.manual_by.is_none()).collect();
+    assert!(scheduled.len() >= 2, "the schedule did not go on after resume: {all}");
+    let mut dues: Vec<u64> = scheduled.iter().map(|d| d.due_s.unwrap()).collect();
+    dues.dedup();
+    assert_eq!(dues.len(), scheduled.len(), "one run per due time: {all}");
+    // The first scheduled run catches up once for the due times the pause skipped.
+    let skipped = (resumed_ms - paused_ms) / 1000 / DUE_EVERY_S;
+    assert!(scheduled[0].missed.unwrap() + 1 >= skipped, "missed {skipped}: {all}");
+
+    // No run was abandoned by the deploy, and the board says so.
+    let location = v3::Location {
+        connection_string: story::location(&container).connection_string,
+        container: container.clone(),
+    };
+    let board = fresh().board_v3(&location).unwrap();
+    let entry = board.locks.iter().find(|e| e.name == story::LOCK).expect("the job's lock");
+    assert_eq!(entry.totals.abandoned, 0, "a run was abandoned: {:#?}", entry.history);
+    assert!(entry.paused.is_none() && entry.run_now_by.is_none(), "{entry:#?}");
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr(),
+        "measured: operator story: drain answered in {} ms; {} runs after resume; took {:.1} s \
+         (the new replicas were up {} ms after the pause answered)",
+        paused_ms - asked_ms,
+        after.len(),
+        started.elapsed().as_secs_f64(),
+        first_new_tick - paused_ms
+    );
+}
+
+pub fn tests() -> Vec<Test> {
+    traffic_cop_testbed::tests![pause_drain_deploy_run_now_and_resume_on_real_spin,]
+}
