@@ -31,7 +31,13 @@ fn spin_with_runtime_config(dir: &Path, spin: &Path, config: &Path) -> PathBuf {
     wrapper
 }
 
-fn replica(env: &Env, spin: PathBuf, dir: &Path, holder: &str) -> SpinReplica {
+fn replica(
+    env: &Env,
+    spin: PathBuf,
+    dir: &Path,
+    holder: &str,
+    extra: &[(&str, String)],
+) -> SpinReplica {
     let launch = Launch {
         spin,
         data_dir: Some(dir.join("data")),
@@ -39,7 +45,7 @@ fn replica(env: &Env, spin: PathBuf, dir: &Path, holder: &str) -> SpinReplica {
         component: Some("http-job".into()),
         lifetime: Duration::from_secs(120),
     };
-    let variables = [
+    let mut variables = vec![
         ("connection_string", env.connection_string(Source::ClientSecret)),
         ("storage_endpoint", format!("https://127.0.0.1:{}", env.azurite_port)),
         ("identity_endpoint", env.idp.authority()),
@@ -50,6 +56,7 @@ fn replica(env: &Env, spin: PathBuf, dir: &Path, holder: &str) -> SpinReplica {
         ("schedule", "0 * * * * *".into()),
         ("work_ms", "0".into()),
     ];
+    variables.extend(extra.iter().cloned());
     let mut replica = launch.start(holder, &dir.join(holder), &variables);
     replica.wait_ready(Duration::from_secs(90)).unwrap();
     replica
@@ -71,7 +78,7 @@ fn the_spin_app_runs_with_bearer_tokens_under_real_spin() {
     std::fs::create_dir_all(&dir).unwrap();
 
     // Without the CA Spin must refuse the certificate: nothing reaches the IdP's handler.
-    let untrusting = replica(&env, spin.clone(), &dir, "untrusting");
+    let untrusting = replica(&env, spin.clone(), &dir, "untrusting", &[]);
     let (status, body) = run(&untrusting);
     drop(untrusting);
     assert!(!body.contains("\"decision\":\"run\""), "ran without trusting the CA: {body}");
@@ -90,26 +97,52 @@ fn the_spin_app_runs_with_bearer_tokens_under_real_spin() {
         ),
     )
     .unwrap();
-    let trusting = replica(&env, spin_with_runtime_config(&dir, &spin, &config), &dir, "trusting");
+    let spin_trusting = spin_with_runtime_config(&dir, &spin, &config);
+    let trusting = replica(&env, spin_trusting.clone(), &dir, "trusting", &[]);
     traffic_cop_testbed::room_in_minute(30);
     let (status, leader) = run(&trusting);
     assert_eq!(status, 200, "{leader}\n{}", trusting.output());
     assert!(leader.contains("\"decision\":\"run\""), "{leader}");
     let tokens_after_leader = env.token_trips();
-    let (status, follower) = run(&trusting);
-    assert_eq!(status, 200, "{follower}");
-    assert!(follower.contains("\"decision\":\"skip\""), "{follower}");
-    let tokens = env.token_trips();
+    // Follower ticks, each a new Spin instance: the token kept in key-value is passed back to
+    // the component, so none of them asks the IdP.
+    let mut followers = Vec::new();
+    for _ in 0..3 {
+        let (status, follower) = run(&trusting);
+        assert_eq!(status, 200, "{follower}");
+        assert!(follower.contains("\"decision\":\"skip\""), "{follower}");
+        assert_no_secret(&follower);
+        followers.push(follower);
+    }
+    let follower_tokens = env.token_trips() - tokens_after_leader;
     eprintln!(
-        "spin with the CA: leader {leader}\nfollower {follower}\n\
-         token requests: {tokens_after_leader} for the leader run, {} for the follower tick",
-        tokens - tokens_after_leader
+        "measured: spin with the CA and keep_token on: {tokens_after_leader} token request(s) for \
+         the leader run, {follower_tokens} for 3 follower ticks\nleader {leader}\nfollower {}",
+        followers[0]
     );
     assert!(tokens_after_leader >= 1, "the leader run fetched a token");
+    assert_eq!(follower_tokens, 0, "a follower fetched a token although one was kept");
     assert_no_secret(&leader);
-    assert_no_secret(&follower);
     let log = trusting.output() + &trusting.log("http-job");
     assert_no_secret(&log);
+    // Where it rests: the default key-value store's file under the replica's state dir.
+    let store = dir.join("trusting/state/sqlite_key_value.db");
+    let bytes = std::fs::read(&store).unwrap_or_else(|e| panic!("{}: {e}", store.display()));
+    let key = b"traffic-cop/token/";
+    assert!(bytes.windows(key.len()).any(|w| w == key), "no kept token in {}", store.display());
+    drop(trusting);
+
+    // keep_token = "false": every event fetches its own token.
+    let before = env.token_trips();
+    let fetching =
+        replica(&env, spin_trusting, &dir, "fetching", &[("keep_token", "false".into())]);
+    for _ in 0..2 {
+        let (status, body) = run(&fetching);
+        assert_eq!(status, 200, "{body}");
+    }
+    let per_event = env.token_trips() - before;
+    eprintln!("measured: keep_token off: {per_event} token requests for 2 events");
+    assert!(per_event >= 2, "keep_token=false still kept the token ({per_event} for 2 events)");
 }
 
 pub fn tests() -> Vec<Test> {

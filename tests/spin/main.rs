@@ -22,6 +22,7 @@ mod decisions;
 mod entra;
 mod guests;
 mod operator;
+mod otel;
 mod prometheus;
 mod real_spin;
 mod templates;
@@ -33,6 +34,7 @@ fn main() {
         entra::tests(),
         guests::tests(),
         operator::tests(),
+        otel::tests(),
         prometheus::tests(),
         real_spin::tests(),
         templates::tests(),
