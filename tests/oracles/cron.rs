@@ -24,18 +24,19 @@ use serde_json::{json, Value};
 use std::path::PathBuf;
 use traffic_cop::schedule::civil::civil_from_days;
 use traffic_cop::schedule::cron::Dialect;
-use traffic_cop::schedule::ZonedCron;
 use traffic_cop::zone::Zone;
 use traffic_cop_testbed::needs::require;
 use traffic_cop_testbed::oracle;
 use traffic_cop_testbed::runner::Test;
 
+use crate::cron_corpus::{Job, Rng};
+
 /// 2020-01-01T00:00Z and 2040-01-01T00:00Z.
-const FROM: i64 = 1_577_836_800;
-const TO: i64 = 2_208_988_800;
+pub(crate) const FROM: i64 = 1_577_836_800;
+pub(crate) const TO: i64 = 2_208_988_800;
 /// DST (Lord Howe's is 30 minutes, Santiago's and Havana's change at midnight, Dublin's is
 /// negative, Casablanca's a Ramadan break), fixed odd offsets, and UTC.
-const ZONES: [&str; 13] = [
+pub(crate) const ZONES: [&str; 13] = [
     "Europe/Berlin",
     "America/New_York",
     "Australia/Lord_Howe",
@@ -57,37 +58,12 @@ const MOST_RUNS_PER_WINDOW: u64 = 250;
 /// How far a window reaches (to the first due time after this, if there is none before).
 const LONGEST_WINDOW: i64 = 2 * 366 * 86_400;
 
-// Only what croner (our grammar) and croniter read alike: no `#`, `W`, `nL`, and no list that
-// covers a whole day field (croniter reads it as `*`, croner does not).
-const SECONDS: [&str; 9] = ["0", "0", "0", "30", "*/15", "*/7", "10,40", "5/20", "*"];
-const MINUTES: [&str; 11] =
-    ["0", "0", "30", "*/7", "*/15", "5,35", "*", "0-10", "45", "59", "15-45/10"];
-const HOURS: [&str; 14] =
-    ["*", "*", "*", "2", "1-3", "*/5", "0", "3", "9-17", "2,14", "0-23", "*/2", "1", "23"];
-const DAYS: [&str; 14] =
-    ["*", "*", "*", "*", "1", "15", "29", "30", "31", "L", "1-31/10", "*/2", "15,L", "?"];
-const MONTHS: [&str; 12] =
-    ["*", "*", "*", "*", "JAN", "FEB", "2", "MAR,OCT", "*/3", "APR-SEP", "11", "DEC"];
-const WEEKDAYS: [&str; 13] =
-    ["*", "*", "*", "*", "MON-FRI", "1,3,5", "MON", "SUN", "0", "SAT-SUN", "7", "TUE,THU", "?"];
-/// Day and month together: February 29th, the 31st, the last day.
-const DATES: [(&str, &str); 6] =
-    [("29", "FEB"), ("29", "2"), ("L", "FEB"), ("31", "*"), ("31", "JAN,MAR"), ("L", "*")];
-const NICKNAMES: [&str; 5] = ["@hourly", "@daily", "@weekly", "@monthly", "@yearly"];
-
 /// One of croniter's runs, as cron.py reports it.
 struct Run {
     at: i64,
     fold: bool,
     gap: Option<i64>,
     own: bool,
-}
-
-struct Job {
-    expression: String,
-    dialect: Dialect,
-    zone: &'static str,
-    cron: ZonedCron,
 }
 
 #[derive(Default)]
@@ -97,61 +73,6 @@ struct Tally {
     gap: usize,
     before_2020: usize,
     wrong: Vec<String>,
-}
-
-struct Rng(u64);
-
-impl Rng {
-    /// xorshift64: uniform enough for picking cases.
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-
-    fn between(&mut self, from: i64, to: i64) -> i64 {
-        from + self.below((to - from) as u64) as i64
-    }
-
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len() as u64) as usize]
-    }
-
-    fn job(&mut self) -> Job {
-        loop {
-            let dialect = if self.below(2) == 0 { Dialect::Spin } else { Dialect::Classic };
-            let (day, month) = if self.below(6) == 0 {
-                self.pick(&DATES)
-            } else {
-                (self.pick(&DAYS), self.pick(&MONTHS))
-            };
-            let (minute, hour, weekday) =
-                (self.pick(&MINUTES), self.pick(&HOURS), self.pick(&WEEKDAYS));
-            let mut expression = format!("{minute} {hour} {day} {month} {weekday}");
-            if self.below(40) == 0 {
-                expression = self.pick(&NICKNAMES).to_string();
-            } else if dialect == Dialect::Spin {
-                expression = format!("{} {expression}", self.pick(&SECONDS));
-            }
-            let zone = self.pick(&ZONES);
-            // Ours refuses what never matches (the 31st of February): pick another.
-            let name = (zone != "UTC").then_some(zone);
-            if let Ok(cron) = ZonedCron::new(&expression, name, dialect) {
-                return Job { expression, dialect, zone, cron };
-            }
-        }
-    }
-
-    /// Two in three within three hours or two days of one of the zone's changes, if any.
-    fn instant(&mut self, zone: &str) -> i64 {
-        let changes = Zone::named(zone).expect("a zone").transitions(FROM + 2 * 86_400, TO);
-        if changes.is_empty() || self.below(3) == 0 {
-            return self.between(FROM, TO);
-        }
-        let around = if self.below(2) == 0 { 3 * 3600 } else { 2 * 86_400 };
-        self.pick(&changes) + self.between(-around, around)
-    }
 }
 
 impl Job {

@@ -4,6 +4,7 @@
 //! the venv (a failure under `CI=true`).
 
 mod cron;
+mod cron_corpus;
 mod zones;
 
 fn main() {

@@ -19,8 +19,9 @@ use traffic_cop_testbed::runner::Test;
 use traffic_cop_testbed::spin::{assert_built, find_spin, http, manifest_copy, Launch};
 use traffic_cop_testbed::EMULATOR_KEY_B64;
 
-/// Accepts OTLP/HTTP exports and writes each body to `dir/export-<n>.pb` (`.pb.gz` when
-/// gzip-encoded); answers 200 to each, keeping the connection open as exporters expect.
+/// Accepts OTLP/HTTP exports and writes each trace export's body to `dir/export-<n>.pb`
+/// (`.pb.gz` when gzip-encoded); answers 200 to each request, keeping the connection open as
+/// exporters expect.
 fn receive(dir: PathBuf) -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().unwrap().port();
@@ -31,10 +32,23 @@ fn receive(dir: PathBuf) -> u16 {
             std::thread::spawn(move || {
                 let mut reader = BufReader::new(stream.try_clone().expect("clone"));
                 let mut writer = stream;
-                while let Some((body, gzip)) = one_request(&mut reader) {
+                while let Some((head, body, gzip)) = one_request(&mut reader) {
+                    // Spin exports logs (`/v1/logs`, the guests' output) and metrics beside
+                    // traces; only traces are judged here.
+                    if !head.starts_with("POST /v1/traces ") {
+                        let answer = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+                        if writer.write_all(answer.as_bytes()).is_err() {
+                            return;
+                        }
+                        continue;
+                    }
                     let n = count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    std::fs::write(dir.join(format!("export-{n}.head")), head).expect("head");
                     let name = format!("export-{n}.pb{}", if gzip { ".gz" } else { "" });
-                    std::fs::write(dir.join(name), body).expect("write export");
+                    // Whole files only: the decoder may list the directory at any moment.
+                    let partial = dir.join(format!("{name}.partial"));
+                    std::fs::write(&partial, body).expect("write export");
+                    std::fs::rename(&partial, dir.join(name)).expect("export in place");
                     let answer = "HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\n\
                                   Content-Length: 0\r\n\r\n";
                     if writer.write_all(answer.as_bytes()).is_err() {
@@ -47,14 +61,16 @@ fn receive(dir: PathBuf) -> u16 {
     port
 }
 
-/// One request's body and whether it is gzip-encoded; `None` when the connection ends.
-fn one_request(reader: &mut impl BufRead) -> Option<(Vec<u8>, bool)> {
+/// One request's head, body and whether it is gzip-encoded; `None` when the connection ends.
+fn one_request(reader: &mut impl BufRead) -> Option<(String, Vec<u8>, bool)> {
     let (mut length, mut gzip, mut chunked) = (0usize, false, false);
+    let mut head = String::new();
     loop {
         let mut line = String::new();
         if reader.read_line(&mut line).ok()? == 0 {
             return None;
         }
+        head.push_str(&line);
         let line = line.trim_end().to_ascii_lowercase();
         if line.is_empty() {
             break;
@@ -82,20 +98,38 @@ fn one_request(reader: &mut impl BufRead) -> Option<(Vec<u8>, bool)> {
         body.resize(length, 0);
         reader.read_exact(&mut body).ok()?;
     }
-    Some((body, gzip))
+    Some((head, body, gzip))
 }
 
 /// Every span exported so far, decoded by opentelemetry-proto.
 fn spans(python: &Path, dir: &Path) -> Vec<Value> {
-    let mut files: Vec<PathBuf> =
-        std::fs::read_dir(dir).unwrap().flatten().map(|e| e.path()).collect();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.to_string_lossy().contains(".pb") && !p.to_string_lossy().ends_with(".partial")
+        })
+        .collect();
     files.sort();
     if files.is_empty() {
         return Vec::new();
     }
     let script = traffic_cop_testbed::repo_root().join("tests/spin/otlp_spans.py");
     let out = Command::new(python).arg(script).args(&files).output().expect("python runs");
-    assert!(out.status.success(), "otlp_spans.py: {}", String::from_utf8_lossy(&out.stderr));
+    let heads: Vec<String> = files
+        .iter()
+        .map(|f| {
+            let stem =
+                f.file_name().unwrap().to_string_lossy().split('.').next().unwrap().to_string();
+            std::fs::read_to_string(dir.join(stem + ".head")).unwrap_or_default()
+        })
+        .collect();
+    assert!(
+        out.status.success(),
+        "otlp_spans.py: {}\nrequests: {heads:#?}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }
 
