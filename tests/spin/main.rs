@@ -23,6 +23,7 @@ mod entra;
 mod guests;
 mod operator;
 mod otel;
+mod ports;
 mod prometheus;
 mod real_spin;
 mod templates;
@@ -35,6 +36,7 @@ fn main() {
         guests::tests(),
         operator::tests(),
         otel::tests(),
+        ports::tests(),
         prometheus::tests(),
         real_spin::tests(),
         templates::tests(),

@@ -24,6 +24,7 @@ exec "$@" </dev/null 3<&-
 "#;
 
 /// How every replica of one story is started.
+#[derive(Clone)]
 pub struct Launch {
     pub spin: PathBuf,
     /// `SPIN_DATA_DIR` (where the trigger-cron plugin is); `None` keeps the user's own.
@@ -43,6 +44,9 @@ pub struct SpinReplica {
     watch: Option<ChildStdin>,
     killed: bool,
     paused: bool,
+    /// To start it again on another port when its port was taken meanwhile (see `wait_ready`).
+    launch: Launch,
+    variables: Vec<(String, String)>,
 }
 
 impl Launch {
@@ -50,6 +54,24 @@ impl Launch {
     /// variable as `SPIN_VARIABLE_<NAME>`.
     pub fn start(&self, name: &str, dir: &Path, variables: &[(&str, String)]) -> SpinReplica {
         std::fs::create_dir_all(dir).expect("replica dir");
+        let variables: Vec<(String, String)> =
+            variables.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        let (mut child, port) = self.spawn(dir, &variables);
+        let watch = child.stdin.take();
+        SpinReplica {
+            name: name.to_string(),
+            port,
+            dir: dir.to_path_buf(),
+            child,
+            watch,
+            killed: false,
+            paused: false,
+            launch: self.clone(),
+            variables,
+        }
+    }
+
+    fn spawn(&self, dir: &Path, variables: &[(String, String)]) -> (Child, u16) {
         let port = super::free_port();
         let out = std::fs::File::create(dir.join("spin.out")).expect("spin.out");
         let mut command = Command::new("sh");
@@ -71,33 +93,36 @@ impl Launch {
         for (key, value) in variables {
             command.env(format!("SPIN_VARIABLE_{}", key.to_uppercase()), value);
         }
-        let mut child = command
+        let child = command
             .process_group(0)
             .stdin(Stdio::piped())
             .stdout(out.try_clone().expect("spin.out"))
             .stderr(out)
             .spawn()
             .expect("sh starts spin");
-        let watch = child.stdin.take();
-        SpinReplica {
-            name: name.to_string(),
-            port,
-            dir: dir.to_path_buf(),
-            child,
-            watch,
-            killed: false,
-            paused: false,
-        }
+        (child, port)
     }
 }
 
 impl SpinReplica {
-    /// Waits until the HTTP listener answers; on failure says what spin printed.
+    /// Waits until Spin says it serves on its port and the port answers; on failure says what
+    /// spin printed. The port was free when picked, but another process (a test's proxy or
+    /// receiver) may take it before Spin binds: then Spin exits and another listener would
+    /// answer, so the replica is started again on a new port.
     pub fn wait_ready(&mut self, timeout: Duration) -> Result<(), String> {
         let deadline = Instant::now() + timeout;
-        let address = SocketAddr::from(([127, 0, 0, 1], self.port));
         while Instant::now() < deadline {
-            if TcpStream::connect_timeout(&address, Duration::from_millis(200)).is_ok() {
+            let output = self.output();
+            if output.contains(&format!("127.0.0.1:{} is already in use", self.port)) {
+                kill_group(&mut self.child, self.watch.take());
+                let (mut child, port) = self.launch.spawn(&self.dir, &self.variables);
+                (self.watch, self.child, self.port) = (child.stdin.take(), child, port);
+                continue;
+            }
+            let address = SocketAddr::from(([127, 0, 0, 1], self.port));
+            if output.contains(&format!("Serving http://127.0.0.1:{}", self.port))
+                && TcpStream::connect_timeout(&address, Duration::from_millis(200)).is_ok()
+            {
                 return Ok(());
             }
             if let Ok(Some(status)) = self.child.try_wait() {
