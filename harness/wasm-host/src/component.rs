@@ -44,6 +44,21 @@ pub struct State {
     pub(crate) kv: Option<crate::apps_kv::Kv>,
 }
 
+impl State {
+    /// WASI with the host's stderr, wasi:http with the process-wide hooks, no Spin variables
+    /// and no key-value store: what the lease component alone needs.
+    pub(crate) fn plain() -> State {
+        State {
+            wasi: WasiCtx::builder().inherit_stderr().build(),
+            http: WasiHttpCtx::new(),
+            table: ResourceTable::new(),
+            variables: Default::default(),
+            hooks: None,
+            kv: None,
+        }
+    }
+}
+
 impl WasiView for State {
     fn ctx(&mut self) -> WasiCtxView<'_> {
         WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
@@ -117,15 +132,7 @@ impl Host {
 
     /// A fresh instance, as a per-event serverless host would make.
     pub fn instance(&self) -> Instance {
-        let state = State {
-            wasi: WasiCtx::builder().inherit_stderr().build(),
-            http: WasiHttpCtx::new(),
-            table: ResourceTable::new(),
-            variables: Default::default(),
-            hooks: None,
-            kv: None,
-        };
-        let mut store = Store::new(&self.engine, state);
+        let mut store = Store::new(&self.engine, State::plain());
         let provider = self.pre.instantiate(&mut store).expect("instantiates");
         Instance { store, provider }
     }

@@ -4,10 +4,8 @@
 
 use crate::component::State;
 use std::sync::OnceLock;
-use wasmtime::component::{Component, Linker, ResourceTable};
+use wasmtime::component::{Component, Linker};
 use wasmtime::{Engine, Store};
-use wasmtime_wasi::WasiCtx;
-use wasmtime_wasi_http::WasiHttpCtx;
 
 wasmtime::component::bindgen!({
     world: "traffic-cop:lease/lease-provider@0.2.0",
@@ -47,15 +45,7 @@ pub struct OldInstance {
 
 pub fn old_fresh() -> OldInstance {
     let host = host();
-    let state = State {
-        wasi: WasiCtx::builder().inherit_stderr().build(),
-        http: WasiHttpCtx::new(),
-        table: ResourceTable::new(),
-        variables: Default::default(),
-        hooks: None,
-        kv: None,
-    };
-    let mut store = Store::new(&host.engine, state);
+    let mut store = Store::new(&host.engine, State::plain());
     let provider = host.pre.instantiate(&mut store).expect("instantiates");
     OldInstance { store, provider }
 }
