@@ -17,8 +17,9 @@ const TRIGGER: &str = "*/2 * * * * *";
 const KATHMANDU_OFFSET_S: u64 = 5 * 3600 + 45 * 60;
 const STEP_S: u64 = 10;
 const WINDOW_S: u64 = 120;
-/// guard@0.3.0's default early tolerance: a tick up to 5 s before a due time counts for it.
-const EARLY_S: u64 = 5;
+/// How early a tick may count for a due time: the default tolerance (5 s), at most a quarter
+/// of the 10 s gap before the due time.
+const EARLY_MS: u64 = 2_500;
 
 fn now_s() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
@@ -77,7 +78,7 @@ pub fn kathmandu_window_with_a_takeover(spin: PathBuf, data: PathBuf) -> String 
             // The second run of the window, in the middle of its 3 s of work.
             killed = story::kill_running(&mut nodes, &container, 2, STEP_S).map(|k| {
                 // Its due time: a grant may come up to the early tolerance before it.
-                story::Killed { at: (k.start_ms / 1000 + EARLY_S) / STEP_S * STEP_S, ..k }
+                story::Killed { at: (k.start_ms + EARLY_MS) / 1000 / STEP_S * STEP_S, ..k }
             });
         }
     }
@@ -107,7 +108,7 @@ pub fn kathmandu_window_with_a_takeover(spin: PathBuf, data: PathBuf) -> String 
         assert!(due.contains(&due_s), "a run outside the window: {run:?}\n{dump}");
         let tick = run.tick_s.expect("a run's tick time");
         assert!(
-            tick + EARLY_S >= due_s && tick <= due_s + STEP_S,
+            tick * 1000 + EARLY_MS >= due_s * 1000 && tick <= due_s + STEP_S,
             "a run for {due_s} at the tick of {tick}, early by more than the tolerance or late \
              by a due time: {run:?}\n{dump}"
         );
