@@ -188,11 +188,11 @@ fn report(what: &str, ticks: &[Tick], takeover: &Tick, started: Instant) {
 
 pub fn tests() -> Vec<Test> {
     traffic_cop_testbed::tests![
+        a_kathmandu_schedule_on_real_spin_runs_once_per_due_time_in_its_window_only,
         http_replicas_on_real_spin_run_once_per_interval_and_take_over_after_a_kill,
         http_replicas_on_spin_3_6_3_run_once_per_interval_and_take_over_after_a_kill,
         cron_replicas_on_real_spin_under_both_plugin_lines,
         cron_replicas_on_spin_3_6_3_with_trigger_cron_0_3_0,
-        a_kathmandu_schedule_on_real_spin_runs_once_per_due_time_in_its_window_only,
         the_window_expression_crosses_hours_with_both,
         the_story_checker_refuses_what_the_guard_forbids,
     ]
