@@ -127,12 +127,17 @@ fn pause_drain_deploy_run_now_and_resume_on_real_spin() {
     let resumed_ms = now_ms();
     assert!(resumed["paused_by"].is_null(), "{resumed}");
     assert_eq!(resumed["run_now_by"], "ops", "the run-now waits for the next tick: {resumed}");
-    std::thread::sleep(Duration::from_millis(2 * DUE_EVERY_S * 1000 + 4000));
-
     // No run since the drained one (checked above): every later token came after the resume.
     // (A tick's scheduled second can precede the resume's answer: the record is written first.)
-    let after: Vec<Decision> =
-        runs(&new).into_iter().filter(|d| d.token.is_some_and(|t| t > draining)).collect();
+    // A run's line is printed when its 3 s of work are done: wait for three of them.
+    let after_resume = || -> Vec<Decision> {
+        runs(&new).into_iter().filter(|d| d.token.is_some_and(|t| t > draining)).collect()
+    };
+    let deadline = Instant::now() + Duration::from_secs(6 * DUE_EVERY_S);
+    while after_resume().len() < 3 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    let after = after_resume();
     let all = format!("{after:#?}");
     let manual: Vec<&Decision> = after.iter().filter(|d| d.manual_by.is_some()).collect();
     assert_eq!(manual.len(), 1, "two run-now calls make one manual run: {all}");
