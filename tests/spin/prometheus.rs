@@ -19,7 +19,7 @@ use traffic_cop_testbed::runner::Test;
 use traffic_cop_testbed::spin::{
     cron_line, find_spin, free_port, http, manifest_copy, spin_3, Launch, SpinReplica,
 };
-use traffic_cop_wasm_host::component::{fresh, v3, Lock};
+use traffic_cop_wasm_host::component::{fresh, options_v3, utc_cron, v3, Lock};
 
 const TOKEN: &str = "prometheus-test-token";
 const LOCK: &str = "nightly-cleanup";
@@ -148,20 +148,7 @@ fn failed_run(container: &str) {
         container: container.into(),
         blob: LOCK.into(),
     };
-    let options = v3::GuardOptions {
-        holder: "failing-worker".into(),
-        lease_seconds: 15,
-        keep_alive_seconds: None,
-        schedule: v3::Schedule::Cron(v3::Cron {
-            expression: EVERY_2S.into(),
-            time_zone: None,
-            dialect: None,
-        }),
-        early_tolerance_ms: None,
-        starting_deadline_seconds: None,
-        overlap: None,
-        wait_ms: None,
-    };
+    let options = options_v3("failing-worker", utc_cron(EVERY_2S));
     let deadline = Instant::now() + STEP;
     let mut instance = fresh();
     loop {

@@ -11,7 +11,7 @@ use traffic_cop_testbed::azurite::Azurite;
 use traffic_cop_testbed::needs::require;
 use traffic_cop_testbed::runner::Test;
 use traffic_cop_wasm_host::apps::{App, HttpAnswer};
-use traffic_cop_wasm_host::component::{fresh, v3, Host, Lock};
+use traffic_cop_wasm_host::component::{fresh, options_v3, utc_cron, v3, Host, Lock};
 
 const TOKEN: &str = "metrics-test-token";
 const LOCK: &str = "billing";
@@ -57,20 +57,7 @@ pub fn run_elsewhere(container: &str, lock: &str, outcome: v3::Outcome) {
         container: container.to_string(),
         blob: lock.to_string(),
     };
-    let options = v3::GuardOptions {
-        holder: "worker-9".into(),
-        lease_seconds: 15,
-        keep_alive_seconds: None,
-        schedule: v3::Schedule::Cron(v3::Cron {
-            expression: EVERY_SECOND.into(),
-            time_zone: None,
-            dialect: None,
-        }),
-        early_tolerance_ms: None,
-        starting_deadline_seconds: None,
-        overlap: None,
-        wait_ms: None,
-    };
+    let options = options_v3("worker-9", utc_cron(EVERY_SECOND));
     // The next second is a due time of its own.
     let next = traffic_cop_testbed::unix_secs() + 1;
     traffic_cop_testbed::sleep_until_unix(next, 100);

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use traffic_cop_testbed::azurite::Azurite;
 use traffic_cop_testbed::runner::Test;
-use traffic_cop_wasm_host::component::{fresh, v3, Lock};
+use traffic_cop_wasm_host::component::{fresh, options_v3, utc_cron, v3, Lock};
 use traffic_cop_wasm_host::old_build::{self, old_fresh};
 
 const EVERY: u64 = 2;
@@ -37,20 +37,7 @@ fn old_options() -> old_build::GuardOptions {
 }
 
 fn new_options() -> v3::GuardOptions {
-    v3::GuardOptions {
-        holder: "new-build".into(),
-        lease_seconds: 15,
-        keep_alive_seconds: None,
-        schedule: v3::Schedule::Cron(v3::Cron {
-            expression: format!("*/{EVERY} * * * * *"),
-            time_zone: None,
-            dialect: None,
-        }),
-        early_tolerance_ms: None,
-        starting_deadline_seconds: None,
-        overlap: None,
-        wait_ms: None,
-    }
+    options_v3("new-build", utc_cron(&format!("*/{EVERY} * * * * *")))
 }
 
 fn old_lock(lock: &Lock) -> old_build::Lock {

@@ -85,6 +85,7 @@ pub struct Host {
     pub(crate) pre: LeaseProviderPre<State>,
 }
 
+pub use crate::component_v3::{options_v3, utc_cron};
 pub use traffic_cop_testbed::built::wasm_path;
 
 impl Host {

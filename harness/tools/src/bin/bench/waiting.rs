@@ -8,19 +8,10 @@ use std::time::{Duration, Instant};
 use traffic_cop_testbed::azurite::connection_string_for_port;
 use traffic_cop_testbed::proxy::CountingProxy;
 use traffic_cop_testbed::EMULATOR_KEY_B64;
-use traffic_cop_wasm_host::component::{fresh, v3, Lock};
+use traffic_cop_wasm_host::component::{fresh, options_v3, v3, Lock};
 
 fn options(holder: &str, wait_ms: u32) -> v3::GuardOptions {
-    v3::GuardOptions {
-        holder: holder.into(),
-        lease_seconds: 15,
-        keep_alive_seconds: None,
-        schedule: v3::Schedule::None,
-        early_tolerance_ms: None,
-        starting_deadline_seconds: None,
-        overlap: None,
-        wait_ms: Some(wait_ms),
-    }
+    v3::GuardOptions { wait_ms: Some(wait_ms), ..options_v3(holder, v3::Schedule::None) }
 }
 
 /// One round: a holder takes the lock, `waiters` wait for it, the holder completes after
