@@ -64,7 +64,7 @@ fn the_manifest_matches_the_build() {
     for (id, crate_name) in [("cron-job", "cron_job"), ("http-job", "http_job")] {
         let component = components[id].as_table().unwrap();
         let source = component["source"].as_str().unwrap();
-        assert_eq!(source, format!("apps/target/wasm32-wasip2/release/{crate_name}.wasm"), "{id}");
+        assert_eq!(source, format!("target/wasm32-wasip2/release/{crate_name}.wasm"), "{id}");
         let build = component["build"]["command"].as_str().unwrap();
         assert!(
             build.contains("--manifest-path apps/Cargo.toml")

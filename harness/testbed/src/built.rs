@@ -12,7 +12,7 @@ pub fn wasm_path() -> PathBuf {
 
 /// Where `spin build` puts the app's components (see spin.toml).
 pub fn app_wasm(name: &str) -> PathBuf {
-    crate::repo_root().join("apps/target/wasm32-wasip2/release").join(format!("{name}.wasm"))
+    crate::repo_root().join("target/wasm32-wasip2/release").join(format!("{name}.wasm"))
 }
 
 /// Fails loudly when `wasm` is missing or older than any file under `sources` (unit-test files
@@ -67,7 +67,11 @@ pub fn assert_app_built() {
 /// it is there and newer than its sources; `Err` says why not (a missing toolchain is a skip
 /// outside CI, see [`crate::needs`]). A stale build is never run: that panics.
 pub fn guest_wasm(language: &str) -> Result<PathBuf, String> {
-    let root = crate::repo_root();
+    guest_wasm_under(&crate::repo_root(), language)
+}
+
+/// [`guest_wasm`] in the repository at `root`.
+pub fn guest_wasm_under(root: &Path, language: &str) -> Result<PathBuf, String> {
     let wasm = root.join("target/guests").join(format!("{language}_job.wasm"));
     if !wasm.is_file() {
         return Err(format!(
@@ -75,8 +79,15 @@ pub fn guest_wasm(language: &str) -> Result<PathBuf, String> {
             wasm.display()
         ));
     }
-    let source = if language == "js" { "js/app.js" } else { "python/app.py" };
-    let mut sources = vec![root.join("guests").join(source)];
+    // The app's own modules (app.js and its siblings; not node_modules or __pycache__).
+    let (folder, extension) = if language == "js" { ("js", "js") } else { ("python", "py") };
+    let mut sources: Vec<PathBuf> = std::fs::read_dir(root.join("guests").join(folder))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == extension))
+        .collect();
     // Only the WIT the bindings come from: other files beside it (a wkg.toml) do not count.
     let mut dirs = vec![root.join("guests/wit")];
     while let Some(dir) = dirs.pop() {

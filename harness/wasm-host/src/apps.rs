@@ -62,7 +62,7 @@ pub struct App {
 }
 
 impl App {
-    /// Composes `apps/target/.../<name>.wasm` with the lease component and compiles it.
+    /// Composes `target/wasm32-wasip2/release/<name>.wasm` (built from apps/) with the lease component and compiles it.
     pub fn load(engine: &Engine, name: &str) -> Result<App, String> {
         let apps = traffic_cop_testbed::repo_root().join("apps");
         traffic_cop_testbed::built::assert_fresh(
