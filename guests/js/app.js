@@ -8,73 +8,13 @@
 // whose `payload` is the WIT error.
 
 import { board, complete, guardedInvoke, keepAlive, pause, resume, runNow } from 'traffic-cop:lease/guard@0.3.0';
-import { get } from 'fermyon:spin/variables@2.0.0';
-import { Fields, OutgoingBody, OutgoingResponse, ResponseOutparam } from 'wasi:http/types@0.2.0';
+import { bearerMatches, parameters, respond } from './http_io.js';
+import { lockOf, setting, settings, unscheduled, whole } from './settings.js';
 
 const OPERATOR_ROUTES = ['/pause', '/resume', '/run-now'];
-// The operator's parameters fit in far less; a larger body is refused, not read.
-const MAX_BODY_BYTES = 4096;
 // A request is no place for a long wait (the Rust apps cap it alike): pause again to wait more.
 const MAX_DRAIN_MS = 120000n;
-const U32_MAX = 2n ** 32n - 1n;
 
-// The variable's value, or undefined when the manifest does not define it.
-function variable(name) {
-  try {
-    return get(name);
-  } catch {
-    return undefined;
-  }
-}
-
-function setting(name, fallback) {
-  const value = variable(name) ?? fallback;
-  if (value === undefined) throw new Error(`variable ${name} is not set`);
-  return value;
-}
-
-function whole(name, text, limit = 2n ** 64n - 1n) {
-  const trimmed = String(text).trim();
-  if (!/^\d+$/.test(trimmed) || BigInt(trimmed) > limit) {
-    throw new Error(`${name} must be a whole number up to ${limit}, got ${JSON.stringify(trimmed)}`);
-  }
-  return BigInt(trimmed);
-}
-
-function schedule() {
-  const expression = variable('schedule');
-  if (expression === undefined) {
-    // Manifests written for guard@0.2.0 set `interval_seconds` instead (0: no schedule).
-    const interval = variable('interval_seconds');
-    if (interval === undefined) throw new Error('variable schedule is not set (a cron expression; empty: none)');
-    const seconds = whole('variable interval_seconds', interval);
-    return seconds ? { tag: 'every', val: { intervalSeconds: seconds, offsetSeconds: 0n } } : { tag: 'none' };
-  }
-  if (!expression.trim()) return { tag: 'none' };
-  const timeZone = setting('time_zone', '').trim() || undefined;
-  return { tag: 'cron', val: { expression: expression.trim(), timeZone, dialect: 'spin' } };
-}
-
-function settings() {
-  // Spin makes an instance per request, so an empty holder could only be a per-request
-  // label: the same fallback as the Rust apps, random per instance.
-  let holder = setting('holder', '').trim();
-  if (!holder) {
-    const bytes = crypto.getRandomValues(new Uint8Array(3));
-    holder = `instance-${[...bytes].map((b) => b.toString(16).padStart(2, '0')).join('')}`;
-  }
-  return {
-    connectionString: setting('connection_string'),
-    container: setting('container'),
-    blob: setting('lock'),
-    holder,
-    leaseSeconds: Number(whole('variable lease_seconds', setting('lease_seconds'), U32_MAX)),
-    schedule: schedule(),
-    workMs: Number(whole('variable work_ms', setting('work_ms', '0'))),
-  };
-}
-
-const lockOf = (s) => ({ connectionString: s.connectionString, container: s.container, blob: s.blob });
 const iso = (ms) => new Date(Number(ms)).toISOString().replace(/\.\d+Z$/, 'Z');
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const json = (value) => JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? Number(v) : v));
@@ -201,73 +141,9 @@ function line(r) {
   return `[${r.holder}] ran with fencing token ${r.fencing_token}${tookOver}${manual}${caughtUp}: ${r.detail}`;
 }
 
-// StarlingMonkey has no timingSafeEqual: every byte of the expected token is looked at, with
-// no early exit, so the time does not depend on where a guess goes wrong (the JIT gives no
-// hard guarantee, as with any JavaScript comparison).
-function sameToken(presented, expected) {
-  const [given, wanted] = [new TextEncoder().encode(presented), new TextEncoder().encode(expected)];
-  let difference = given.length ^ wanted.length;
-  for (let i = 0; i < wanted.length; i++) difference |= (given.length ? given[i % given.length] : 0) ^ wanted[i];
-  return difference === 0;
-}
-
 const UNGUARDED_RUN =
   'POST /run on a job without a schedule would let anyone run it at will: ' +
   'set a schedule, or board_token to protect the routes';
-
-// No schedule: any tick may run, so an open /run would run the job at anyone's will.
-function unscheduled() {
-  const expression = variable('schedule');
-  if (expression === undefined || expression === null) {
-    const interval = variable('interval_seconds');
-    return interval === undefined || interval === null || ['', '0'].includes(interval.trim());
-  }
-  return expression.trim() === '';
-}
-
-function bearerMatches(request, token) {
-  const headers = request.headers();
-  const values = headers.get('authorization');
-  headers[Symbol.dispose]();
-  const [scheme, ...rest] = (values.length === 1 ? new TextDecoder().decode(values[0]) : '').split(' ');
-  return scheme.toLowerCase() === 'bearer' && sameToken(rest.join(' ').trim(), token);
-}
-
-function readBody(request) {
-  const body = request.consume();
-  const stream = body.stream();
-  const chunks = [];
-  let size = 0;
-  try {
-    while (size <= MAX_BODY_BYTES) {
-      const chunk = stream.blockingRead(BigInt(MAX_BODY_BYTES + 1 - size));
-      chunks.push(chunk);
-      size += chunk.length;
-    }
-  } catch (ended) {
-    if (ended?.payload?.tag !== 'closed') throw new Error('the body could not be read');
-  } finally {
-    // The stream must be dropped before its body.
-    stream[Symbol.dispose]();
-    body[Symbol.dispose]();
-  }
-  if (size > MAX_BODY_BYTES) throw new Error(`the body is over ${MAX_BODY_BYTES} bytes`);
-  const bytes = new Uint8Array(size);
-  chunks.reduce((at, chunk) => (bytes.set(chunk, at), at + chunk.length), 0);
-  return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-}
-
-// `by`, `reason`, `drain_ms` from the query, then from a JSON or form body.
-function parameters(request, query) {
-  const found = Object.fromEntries(new URLSearchParams(query));
-  const body = readBody(request).trim();
-  if (body.startsWith('{')) {
-    for (const [key, value] of Object.entries(JSON.parse(body))) found[key] = typeof value === 'string' ? value : JSON.stringify(value);
-  } else if (body) {
-    Object.assign(found, Object.fromEntries(new URLSearchParams(body)));
-  }
-  return found;
-}
 
 function operatorLine(answer) {
   let state = 'not paused';
@@ -319,22 +195,6 @@ function operate(request, route, query, responseOut) {
   }
   console.log(`http ${route.slice(1)} by ${by}: ${operatorLine(answer)}`);
   respond(responseOut, 200, 'application/json', operatorJson(answer));
-}
-
-function respond(responseOut, status, contentType, text, extra = []) {
-  const enc = (v) => new TextEncoder().encode(v);
-  const bytes = enc(text);
-  const headers = Fields.fromList([['content-type', enc(contentType)], ['content-length', enc(String(bytes.length))], ...extra]);
-  const response = new OutgoingResponse(headers);
-  response.setStatusCode(status);
-  const body = response.body();
-  ResponseOutparam.set(responseOut, { tag: 'ok', val: response });
-  const stream = body.write();
-  // blocking-write-and-flush takes at most 4096 bytes per call.
-  for (let at = 0; at < bytes.length; at += 4096) stream.blockingWriteAndFlush(bytes.subarray(at, at + 4096));
-  // The stream must be dropped before its body can be finished.
-  stream[Symbol.dispose]();
-  OutgoingBody.finish(body, undefined);
 }
 
 // A hand-written wasi:http@0.2.0 handler rather than StarlingMonkey's `fetch` event: this

@@ -7,88 +7,21 @@ The guard is an import, `traffic-cop:lease/guard@0.3.0`, served by the lease com
 """
 
 import dataclasses
-import hmac
 import json
-import os
 import re
 import time
-from urllib.parse import parse_qs
 
-from componentize_py_types import Err, Ok
+from componentize_py_types import Err
 from wit_world import exports
-from wit_world.imports import guard, lease, variables
-from wit_world.imports.streams import StreamError_Closed
-from wit_world.imports.types import Fields, Method_Post, OutgoingBody, OutgoingResponse
-from wit_world.imports.types import ResponseOutparam
+from wit_world.imports import guard, lease
+from wit_world.imports.types import Method_Post
+
+from http_io import bearer_matches, parameters, respond
+from settings import Settings, setting, unscheduled, whole
 
 OPERATOR_ROUTES = ("/pause", "/resume", "/run-now")
-# The operator's parameters fit in far less; a larger body is refused, not read.
-MAX_BODY_BYTES = 4096
 # A request is no place for a long wait (the Rust apps cap it alike): pause again to wait more.
 MAX_DRAIN_MS = 120_000
-
-
-def variable(name):
-    """The variable's value, or None when the manifest does not define it."""
-    try:
-        return variables.get(name)
-    except Err:
-        return None
-
-
-def setting(name, default=None):
-    value = variable(name)
-    if value is None and default is None:
-        raise ValueError(f"variable {name} is not set")
-    return default if value is None else value
-
-
-def whole(name, text, limit=2**64 - 1):
-    text = text.strip()
-    if not text.isdigit() or int(text) > limit:
-        raise ValueError(f"{name} must be a whole number up to {limit}, got {text!r}")
-    return int(text)
-
-
-def schedule():
-    expression = variable("schedule")
-    if expression is None:
-        # Manifests written for guard@0.2.0 set `interval_seconds` instead (0: no schedule).
-        interval = variable("interval_seconds")
-        if interval is None:
-            raise ValueError("variable schedule is not set (a cron expression; empty: none)")
-        seconds = whole("variable interval_seconds", interval)
-        return guard.Schedule_Every(guard.Every(seconds, 0)) if seconds else guard.Schedule_None_()
-    if not expression.strip():
-        return guard.Schedule_None_()
-    zone = setting("time_zone", "").strip() or None
-    return guard.Schedule_Cron(guard.Cron(expression.strip(), zone, guard.CronDialect.SPIN))
-
-
-class Settings:
-    def __init__(self):
-        self.connection_string = setting("connection_string")
-        self.container = setting("container")
-        self.blob = setting("lock")
-        # Spin makes an instance per request, so an empty holder could only be a per-request
-        # label: the same fallback as the Rust apps, random per instance.
-        holder = setting("holder", "").strip()
-        self.holder = holder or f"instance-{int.from_bytes(os.urandom(3), 'big'):06x}"
-        self.lease_seconds = whole("variable lease_seconds", setting("lease_seconds"), 2**32 - 1)
-        self.schedule = schedule()
-        self.work_ms = whole("variable work_ms", setting("work_ms", "0"))
-
-    def lock(self):
-        return lease.Lock(self.connection_string, self.container, self.blob)
-
-    def options(self):
-        return guard.GuardOptions(
-            holder=self.holder, lease_seconds=self.lease_seconds, schedule=self.schedule,
-            # The guard's defaults: keep-alive a third of the lease, 5 s early tolerance, no
-            # starting deadline, overlap forbidden, no waiting for a held lock.
-            keep_alive_seconds=None, early_tolerance_ms=None, starting_deadline_seconds=None,
-            overlap=None, wait_ms=None,
-        )
 
 
 def now_ms():
@@ -224,51 +157,6 @@ UNGUARDED_RUN = (
 )
 
 
-def unscheduled():
-    """No schedule: any tick may run, so an open /run would run the job at anyone's will."""
-    expression = variable("schedule")
-    if expression is None:
-        interval = variable("interval_seconds")
-        return interval is None or interval.strip() in ("", "0")
-    return not expression.strip()
-
-
-def bearer_matches(request, token):
-    with request.headers() as headers:
-        values = headers.get("authorization")
-    scheme, _, presented = (values[0] if len(values) == 1 else b"").partition(b" ")
-    # compare_digest takes time independent of where the bytes differ.
-    return scheme.lower() == b"bearer" and hmac.compare_digest(presented.strip(), token.encode())
-
-
-def read_body(request):
-    data = b""
-    with request.consume() as body:
-        with body.stream() as stream:
-            while len(data) <= MAX_BODY_BYTES:
-                try:
-                    data += stream.blocking_read(MAX_BODY_BYTES + 1 - len(data))
-                except Err as ended:
-                    if isinstance(ended.value, StreamError_Closed):
-                        break
-                    raise ValueError("the body could not be read") from None
-    if len(data) > MAX_BODY_BYTES:
-        raise ValueError(f"the body is over {MAX_BODY_BYTES} bytes")
-    return data.decode()
-
-
-def parameters(request, query):
-    """`by`, `reason`, `drain_ms` from the query, then from a JSON or form body."""
-    found = {k: v[-1] for k, v in parse_qs(query).items()}
-    body = read_body(request).strip()
-    if body.startswith("{"):
-        parsed = json.loads(body)
-        found.update({k: v if isinstance(v, str) else json.dumps(v) for k, v in parsed.items()})
-    elif body:
-        found.update({k: v[-1] for k, v in parse_qs(body).items()})
-    return found
-
-
 def operator_line(answer):
     state = "not paused"
     if answer.paused:
@@ -309,23 +197,6 @@ def operate(request, route, query, response_out):
     print(f"http {route[1:]} by {by}: {operator_line(answer)}", flush=True)
     # The bindings' records are dataclasses: the operator-answer with its WIT field names.
     respond(response_out, 200, "application/json", json.dumps(dataclasses.asdict(answer)))
-
-
-def respond(response_out, status, content_type, text, extra=()):
-    body_bytes = text.encode()
-    length = str(len(body_bytes)).encode()
-    headers = [("content-type", content_type.encode()), ("content-length", length), *extra]
-    headers = Fields.from_list(headers)
-    response = OutgoingResponse(headers)
-    response.set_status_code(status)
-    body = response.body()
-    ResponseOutparam.set(response_out, Ok(response))
-    # The stream must be dropped (leaving `with`) before the body can be finished;
-    # blocking-write-and-flush takes at most 4096 bytes per call.
-    with body.write() as stream:
-        for start in range(0, len(body_bytes), 4096):
-            stream.blocking_write_and_flush(body_bytes[start : start + 4096])
-    OutgoingBody.finish(body, None)
 
 
 class IncomingHandler(exports.IncomingHandler):

@@ -21,12 +21,13 @@
 //! | `record`, `record_keys` | the run record and its metadata keys |
 //! | `invoke`, `grant`, `unheard` | `guarded_invoke`: look, acquire, record; waiting for a held lock; a grant whose answer was lost |
 //! | `keep_alive`, `complete` | a granted run's calls |
-//! | `claim`, `pages`, `board` | many items: claims and the board over a listing |
+//! | `claim`, `claim_state`, `pages`, `board` | many items: claims and the board over a listing |
 //! | `fenced` | writes that refuse an older run's token |
 //! | `operator` | pause, resume and run-now, written under the running run's lease id |
 
 mod board;
 mod claim;
+mod claim_state;
 mod complete;
 mod decide;
 mod fenced;

@@ -19,6 +19,7 @@ mod fenced;
 mod fenced_races;
 mod fuzz;
 mod guard;
+mod guest_freshness;
 mod interleave;
 mod listing;
 mod operator;

@@ -9,6 +9,7 @@ pub mod azurite;
 pub mod azurite_oauth;
 pub mod built;
 pub mod fake_idp;
+mod fake_idp_request;
 mod fake_idp_routes;
 pub mod faults;
 pub mod needs;

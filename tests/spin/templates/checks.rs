@@ -1,0 +1,76 @@
+//! What `spin new` generated and what cargo built from it, checked before anything runs.
+
+use super::{root, Template};
+use std::path::Path;
+use traffic_cop_wasm_host::wasmtime::component::{types::ComponentItem, Component};
+use traffic_cop_wasm_host::wasmtime::{Config, Engine};
+
+/// The template engine rendered our parameters but left Spin's own `{{ var }}` expressions
+/// alone, and the vendored WIT is the contract's current text.
+pub(super) fn check_generated(template: &Template, project: &Path) {
+    let read = |path: &str| {
+        std::fs::read_to_string(project.join(path))
+            .unwrap_or_else(|e| panic!("{}: {path}: {e}", template.id))
+    };
+    let manifest = read("spin.toml");
+    assert!(manifest.contains(&format!("[component.{}]", template.name)), "{manifest}");
+    assert!(
+        manifest.contains(r#"allowed_outbound_hosts = ["{{ storage_endpoint }}"]"#),
+        "{manifest}"
+    );
+    assert!(manifest.contains(r#"connection_string = "{{ connection_string }}""#), "{manifest}");
+    assert!(manifest.contains(r#"cron_expression = "*/2 * * * * *""#), "{manifest}");
+    assert!(manifest.contains(r#"schedule = { default = "*/2 * * * * *" }"#), "{manifest}");
+    assert!(manifest.contains(r#"time_zone = { default = "Asia/Kathmandu" }"#), "{manifest}");
+    assert!(
+        manifest.contains(&format!(
+            r#""traffic-cop:lease" = {{ path = "{}" }}"#,
+            traffic_cop_wasm_host::component::wasm_path().display()
+        )),
+        "{manifest}"
+    );
+    assert!(!manifest.contains("{%") && !manifest.contains("project-name"), "{manifest}");
+    let cargo: toml::Value = toml::from_str(&read("Cargo.toml")).expect("Cargo.toml parses");
+    for (name, dep) in cargo["dependencies"].as_table().unwrap() {
+        assert!(
+            dep.get("git").is_none() && dep.get("path").is_none(),
+            "{name} is not from crates.io"
+        );
+    }
+    // guard-0.3.wit names the 0.2.0 package in its world, so 0.2.0 is vendored too.
+    for wit in ["lease.wit", "guard-0.2.wit", "guard-0.3.wit"] {
+        let ours = std::fs::read_to_string(root().join("wit").join(wit)).unwrap();
+        assert_eq!(
+            read(&format!("wit/deps/traffic-cop-lease/{wit}")),
+            ours,
+            "templates/{}: wit/{wit} drifted",
+            template.id
+        );
+    }
+    assert!(read("wit/deps/spin-cron/cron.wit").contains(template.cron_wit));
+}
+
+/// Imports the 0.3.0 guard and the 0.1.0 lease interface its types come from (nothing else
+/// of traffic-cop's), and exports the cron handler with the plugin line's calling convention.
+pub(super) fn check_component(template: &Template, wasm: &Path) {
+    let mut config = Config::new();
+    config.wasm_component_model_async(true);
+    let engine = Engine::new(&config).expect("engine");
+    let component = Component::from_file(&engine, wasm).expect("the template's component compiles");
+    let ty = component.component_type();
+    let imports: Vec<String> = ty.imports(&engine).map(|(name, _)| name.to_string()).collect();
+    let ours: Vec<&String> = imports.iter().filter(|n| n.starts_with("traffic-cop:")).collect();
+    let want = ["traffic-cop:lease/guard@0.3.0", "traffic-cop:lease/lease@0.1.0"];
+    let mut ours = ours;
+    ours.sort();
+    assert_eq!(ours, want, "{}: imports {imports:?}", template.id);
+    let exports: Vec<(String, ComponentItem)> =
+        ty.exports(&engine).map(|(n, i)| (n.to_string(), i.ty)).collect();
+    let handler = exports.iter().find(|(n, _)| n == "handle-cron-event");
+    match handler {
+        Some((_, ComponentItem::ComponentFunc(func))) => {
+            assert_eq!(func.async_(), template.is_async, "{}: async export", template.id)
+        }
+        other => panic!("{}: no handle-cron-event func export: {other:?}", template.id),
+    }
+}
