@@ -8,7 +8,7 @@
 use traffic_cop_testbed::needs::require;
 use traffic_cop_testbed::runner::Test;
 
-use super::env::*;
+use crate::env::*;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use traffic_cop_testbed::spin::{assert_built, find_spin, http, Launch, SpinReplica};

@@ -6,7 +6,7 @@
 //! while paused change nothing; resume, and one manual run follows, then the schedule. No run
 //! is abandoned by the deploy.
 
-use crate::decisions::{decisions, Decision};
+use crate::spin::decisions::{decisions, Decision};
 use crate::story::{self, Node};
 use serde_json::Value;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};

@@ -105,7 +105,7 @@ fn the_html_board_draws_each_locks_recent_runs_in_a_real_browser() {
     assert_eq!(width, 1200);
     // Three failed runs of another replica, each for a due time of its own.
     for _ in 0..3 {
-        crate::metrics::run_elsewhere(&container, "nightly-cleanup", failed());
+        crate::wasmtime::metrics::run_elsewhere(&container, "nightly-cleanup", failed());
     }
     let (_, _, after) = http.http(&vars, "GET", "/status.html").unwrap();
     let (red_after, _) = screenshot_pixels(&after, &dir, "three-failures", FAILURE_RED);

@@ -39,24 +39,42 @@ pub fn run(tests: Vec<Test>, threads: usize) -> ! {
     let mut args = Arguments::from_args();
     args.test_threads = args.test_threads.or(Some(threads));
     quiet_skips();
-    let trials = tests
+    libtest_mimic::run(&args, trials(tests, "")).exit()
+}
+
+/// Runs each group of tests after the one before, with the group's own default parallelism
+/// (`--test-threads` overrides it), names prefixed `group::`, and exits failed if any group
+/// failed. One binary for several groups links the test host once; running them one after
+/// another keeps each group's load what it was as a binary of its own.
+pub fn run_groups(groups: Vec<(&'static str, Vec<Test>, usize)>) -> ! {
+    let given = Arguments::from_args();
+    quiet_skips();
+    let mut failed = false;
+    for (group, tests, threads) in groups {
+        let mut args = given.clone();
+        args.test_threads = given.test_threads.or(Some(threads));
+        failed |= libtest_mimic::run(&args, trials(tests, group)).has_failed();
+    }
+    std::process::exit(if failed { 101 } else { 0 })
+}
+
+fn trials(tests: Vec<Test>, group: &str) -> Vec<Trial> {
+    tests
         .into_iter()
         .map(|test| {
             let opt_in = test.opt_in;
-            Trial::ignorable_test(test.name, move || {
-                match catch_unwind(AssertUnwindSafe(test.body)) {
-                    Ok(()) => Ok(Completion::Completed),
-                    Err(payload) => match payload.downcast::<Skip>() {
-                        Ok(skip) => Ok(Completion::ignored_with(skip.0)),
-                        Err(payload) => Err(Failed::from(panic_message(&payload))),
-                    },
-                }
+            let name = if group.is_empty() { test.name } else { format!("{group}::{}", test.name) };
+            Trial::ignorable_test(name, move || match catch_unwind(AssertUnwindSafe(test.body)) {
+                Ok(()) => Ok(Completion::Completed),
+                Err(payload) => match payload.downcast::<Skip>() {
+                    Ok(skip) => Ok(Completion::ignored_with(skip.0)),
+                    Err(payload) => Err(Failed::from(panic_message(&payload))),
+                },
             })
             .with_ignored_flag(opt_in.is_some())
             .with_kind(if opt_in.is_some() { "opt-in" } else { "" })
         })
-        .collect();
-    libtest_mimic::run(&args, trials).exit()
+        .collect()
 }
 
 /// A skip is not a crash: the default panic message is kept for every other panic.

@@ -5,7 +5,7 @@
 //! SIGKILLed. A fourth replica, on a lock of its own, reads the same expression in UTC and has
 //! nothing due for hours.
 
-use crate::decisions::{decisions, Decision};
+use crate::spin::decisions::{decisions, Decision};
 use crate::story;
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -120,11 +120,11 @@ fn seed_newer(lock: &Lock, held: Option<&str>) {
     let mut metadata = fresh().inspect(lock).unwrap().metadata;
     metadata.push((NEWER.0.into(), NEWER.1.into()));
     match held {
-        Some(held) => crate::lossy::set_metadata(lock, &metadata, held),
+        Some(held) => crate::wasmtime::lossy::set_metadata(lock, &metadata, held),
         // Nothing holds the lock: take the lease for the write, then let it go.
         None => {
             let grant = fresh().acquire(lock, LeaseDuration::Fixed(15), None).unwrap();
-            crate::lossy::set_metadata(lock, &metadata, &grant.lease_id);
+            crate::wasmtime::lossy::set_metadata(lock, &metadata, &grant.lease_id);
             fresh().release(lock, &grant.lease_id).unwrap();
         }
     }

@@ -4,25 +4,6 @@
 //! manifests, publishing). Real time; the runner reports a test whose tool is missing as
 //! ignored (a failure under `CI=true`).
 
-#[path = "../support/component_world.rs"]
-mod component_world;
-// Shared with the other binaries: some of it is theirs.
-#[allow(dead_code)]
-#[path = "../support/guest_drive.rs"]
-mod drive;
-#[path = "../support/entra_env.rs"]
-mod env;
-#[path = "../support/loopback.rs"]
-mod loopback;
-#[path = "../support/ecosystem.rs"]
-mod run;
-#[path = "../support/scenarios.rs"]
-mod scenarios;
-// Shared with the other binaries: some of it is theirs.
-#[allow(dead_code)]
-#[path = "../support/story.rs"]
-mod story;
-
 mod board_html;
 mod boundary;
 mod component;
@@ -42,7 +23,7 @@ mod spin_app;
 mod spinkube;
 mod transport;
 
-fn main() {
+pub fn tests() -> Vec<traffic_cop_testbed::runner::Test> {
     let tests = [
         board_html::tests(),
         boundary::tests(),
@@ -63,6 +44,5 @@ fn main() {
         spinkube::tests(),
         transport::tests(),
     ];
-    // Most of these wait on real time (lease periods, due times) more than they compute.
-    traffic_cop_testbed::runner::run(tests.concat(), 6)
+    tests.concat()
 }

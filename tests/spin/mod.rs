@@ -3,19 +3,6 @@
 //! line the tests install from ../shared/tools/spin. Real time; the runner reports a test whose
 //! Spin is missing as ignored (a failure under `CI=true`).
 
-// Shared with the other binaries: some of it is theirs.
-#[allow(dead_code)]
-#[path = "../support/guest_drive.rs"]
-mod drive;
-#[path = "../support/entra_env.rs"]
-mod env;
-#[path = "../support/ecosystem.rs"]
-mod run;
-// Shared with the other binaries: some of it is theirs.
-#[allow(dead_code)]
-#[path = "../support/story.rs"]
-mod story;
-
 mod catchup;
 mod chaos;
 mod decisions;
@@ -26,9 +13,10 @@ mod otel;
 mod ports;
 mod prometheus;
 mod real_spin;
+mod story_checks;
 mod templates;
 
-fn main() {
+pub fn tests() -> Vec<traffic_cop_testbed::runner::Test> {
     // Started in this order: the longest stories first (the Kathmandu window takes nearly four
     // minutes, the Prometheus story about ninety seconds), so they overlap the short ones
     // rather than finish alone at the end.
@@ -43,7 +31,7 @@ fn main() {
         entra::tests(),
         otel::tests(),
         ports::tests(),
+        story_checks::tests(),
     ];
-    // The stories mostly wait for ticks and lease periods; a few at once fit two cores.
-    traffic_cop_testbed::runner::run(tests.concat(), 4)
+    tests.concat()
 }

@@ -1,0 +1,40 @@
+//! The built artifacts, in one test binary that links the test host (wasmtime) once:
+//! - `spin::`: real `spin up` replicas of this project's spin.toml (and of the templates' and
+//!   the guests' apps) against Azurite on 127.0.0.1, under each Spin CLI and trigger-cron
+//!   plugin line the tests install from ../shared/tools/spin;
+//! - `wasmtime::`: the built lease component (and the Spin app's and the guests' components
+//!   composed with it) in a wasmtime host against Azurite, plus the ecosystem checks around
+//!   the artifact (Node via jco, the SpinKube manifests, publishing).
+//!
+//! Real time. The groups run one after the other, each with its own parallelism; a test whose
+//! tool is missing is reported as ignored with the reason (a failure under `CI=true`).
+
+#[path = "support/component_world.rs"]
+mod component_world;
+#[path = "support/guest_drive.rs"]
+mod drive;
+#[path = "support/entra_env.rs"]
+mod env;
+#[path = "support/loopback.rs"]
+mod loopback;
+#[path = "support/ecosystem.rs"]
+mod run;
+#[path = "support/scenarios.rs"]
+mod scenarios;
+#[path = "support/story.rs"]
+mod story;
+
+#[path = "spin/mod.rs"]
+mod spin;
+#[path = "wasmtime/mod.rs"]
+mod wasmtime;
+
+fn main() {
+    traffic_cop_testbed::runner::run_groups(vec![
+        // The longest stories first within the group (see spin::tests); they mostly wait for
+        // ticks and lease periods, so a few at once fit two cores.
+        ("spin", spin::tests(), 4),
+        // Most of these wait on real time (lease periods, due times) more than they compute.
+        ("wasmtime", wasmtime::tests(), 6),
+    ])
+}
