@@ -94,7 +94,8 @@ pub fn run(config: &ChaosConfig) -> ChaosRun {
     let mut summary = Summary::default();
     let mut timeline = Vec::new();
     let mut pending: VecDeque<Event> = config.events.iter().copied().collect();
-    let (mut logged, mut last_count) = (0, Instant::now());
+    // Per replica, when each of its log lines was first read (see `Report::seen`).
+    let mut seen: Vec<Vec<u64>> = vec![Vec::new(); nodes.len()];
     // The replica the board shows running, with its run's token and start.
     let runner = |nodes: &[Node]| -> Option<(usize, u64, u64)> {
         let entry = node::lock_entry(config)?;
@@ -144,10 +145,8 @@ pub fn run(config: &ChaosConfig) -> ChaosRun {
                 None => {}
             }
         }
-        if last_count.elapsed() >= Duration::from_secs(1) {
-            last_count = Instant::now();
-            logged = nodes.iter().map(|n| n.reports().len()).sum::<usize>();
-        }
+        note_seen(&nodes, &mut seen);
+        let logged = seen.iter().map(Vec::len).sum::<usize>();
         let settled = pending.is_empty() && !nodes.iter().any(Node::disrupted);
         let done = settled && logged >= config.ticks && now >= config.min_length;
         if done || now >= config.max_length {
@@ -161,15 +160,35 @@ pub fn run(config: &ChaosConfig) -> ChaosRun {
         node.end_all(config);
     }
     std::thread::sleep(Duration::from_millis(config.work_ms + 4000));
+    note_seen(&nodes, &mut seen);
     for node in &mut nodes {
         node.stop();
     }
-    let mut reports: Vec<report::Report> = nodes.iter().flat_map(Node::reports).collect();
+    let mut reports: Vec<report::Report> = nodes
+        .iter()
+        .zip(&seen)
+        .flat_map(|(node, seen)| {
+            let mut reports = node.reports();
+            reports.iter_mut().zip(seen).for_each(|(report, at)| report.seen = Some(*at));
+            reports
+        })
+        .collect();
     reports.sort_by(|a, b| (a.at, &a.holder).cmp(&(b.at, &b.holder)));
     let store = node::read_store(config);
     let violations = check(&reports, store.as_ref());
     summary.fill(&reports, &nodes, started.elapsed());
     ChaosRun { reports, store, violations, summary, timeline }
+}
+
+/// Stamps the log lines read for the first time with the current second, rounded up.
+fn note_seen(nodes: &[Node], seen: &mut [Vec<u64>]) {
+    let now =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let second = now.as_secs() + u64::from(now.subsec_nanos() > 0);
+    for (node, seen) in nodes.iter().zip(seen.iter_mut()) {
+        let lines = node.reports().len();
+        seen.resize(lines.max(seen.len()), second);
+    }
 }
 
 /// The short script `tests/chaos_spin.rs` runs: a SIGKILL of the running replica, a partition

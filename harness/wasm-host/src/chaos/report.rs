@@ -28,6 +28,9 @@ pub struct Report {
     pub write: Option<Write>,
     /// The run's `complete` was refused with `lease-lost`.
     pub complete_lost: bool,
+    /// When the harness first read this line (unix seconds, rounded up): the run was granted
+    /// before then. `None` when not watched; the judge then takes the tick's second.
+    pub seen: Option<u64>,
 }
 
 impl Report {
@@ -70,6 +73,7 @@ pub fn parse_line(line: &str) -> Option<Report> {
             detail,
             write: None,
             complete_lost: false,
+            seen: None,
         });
     }
     let (head, detail) = rest.strip_prefix("ran with fencing token ")?.split_once(": ")?;
@@ -91,6 +95,7 @@ pub fn parse_line(line: &str) -> Option<Report> {
             || detail.contains("complete failed: LeaseLost"),
         detail: detail.to_string(),
         write: Some(write),
+        seen: None,
     })
 }
 
