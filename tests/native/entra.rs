@@ -1,7 +1,7 @@
 //! Entra ID bearer tokens on virtual time: each token source against a fake identity endpoint
 //! and the fake lease service, with the round trips of a follower tick and a leader run
 //! counted per source, with and without a token kept from an earlier invocation; a refused
-//! secret and an expired kept token. (Against Azurite in OAuth mode: tests/entra_azurite.rs.)
+//! secret and an expired kept token. (Against Azurite in OAuth mode: tests/wasmtime/entra.)
 
 use crate::support;
 

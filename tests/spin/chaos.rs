@@ -4,7 +4,7 @@
 //! store. `scripts/chaos` is the long, seeded version of the first test.
 //!
 //! Skipped without Spin and a trigger-cron line, failing instead under `CI=true`, as
-//! tests/real_spin.rs.
+//! tests/spin/real_spin.
 
 use traffic_cop_testbed::needs::require;
 use traffic_cop_testbed::runner::Test;

@@ -1,6 +1,6 @@
 //! The behaviour suite's [`World`] over the built component in wasmtime against a real Azurite,
-//! on real time. Shared by tests/guard_azurite.rs (Shared Key, counted at a proxy) and
-//! tests/entra_azurite.rs (bearer tokens, counted by the host's outbound hooks): only how the
+//! on real time. Shared by tests/wasmtime/guard_azurite (Shared Key, counted at a proxy) and
+//! tests/wasmtime/entra (bearer tokens, counted by the host's outbound hooks): only how the
 //! world is made and how its storage round trips are counted differ.
 
 use crate::scenarios::{Failure, Row, Seen, World};

@@ -1,6 +1,6 @@
 //! The guard's behaviour suite. Every scenario runs against two worlds: the native guard over
-//! the in-memory fake service on virtual time (tests/guard.rs), and the built component in
-//! wasmtime over Azurite on real time (tests/guard_azurite.rs). Same steps, same expectations.
+//! the in-memory fake service on virtual time (tests/native/guard.rs), and the built component in
+//! wasmtime over Azurite on real time (tests/wasmtime/guard_azurite). Same steps, same expectations.
 #![allow(dead_code)]
 
 use std::time::Duration;

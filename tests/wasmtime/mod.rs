@@ -18,6 +18,7 @@ mod lossy;
 mod metrics;
 mod mixed_fleet;
 mod node_jco;
+mod prometheus_files;
 mod publishing;
 mod spin_app;
 mod spinkube;
@@ -39,6 +40,7 @@ pub fn tests() -> Vec<traffic_cop_testbed::runner::Test> {
         metrics::tests(),
         mixed_fleet::tests(),
         node_jco::tests(),
+        prometheus_files::tests(),
         publishing::tests(),
         spin_app::tests(),
         spinkube::tests(),

@@ -3,7 +3,7 @@
 //! them, SIGSTOPs and SIGCONTs them (past their lease or not) and partitions them; then the
 //! replicas' own reports and the fenced result store are judged ([`check`]).
 //!
-//! Used by `scripts/chaos` (the long, seeded run) and `tests/chaos_spin.rs` (a short script).
+//! Used by `scripts/chaos` (the long, seeded run) and `tests/spin/chaos.rs` (a short script).
 //! Everything it starts is stopped when it returns or unwinds: replicas by process group
 //! (their `Drop`), proxies by theirs.
 
@@ -191,7 +191,7 @@ fn note_seen(nodes: &[Node], seen: &mut [Vec<u64>]) {
     }
 }
 
-/// The short script `tests/chaos_spin.rs` runs: a SIGKILL of the running replica, a partition
+/// The short script `tests/spin/chaos.rs` runs: a SIGKILL of the running replica, a partition
 /// of another, and a SIGSTOP of the running replica past its lease (then SIGCONT).
 pub fn short_script(lease_seconds: u64) -> Vec<Event> {
     let s = Duration::from_secs;

@@ -1,5 +1,5 @@
 //! Contenders under faults, and the mutual-exclusion checker that judges them. Used by the
-//! bounded default test (tests/faults.rs) and the long soak command (`scripts/soak`).
+//! bounded default test (tests/wasmtime/faults.rs) and the long soak command (`scripts/soak`).
 
 use crate::component::{fresh, Decision, GuardOptions, Lock, Outcome, SkipReason};
 use std::collections::BTreeMap;

@@ -2,7 +2,7 @@
 //! fails in the field (faulty.rs), each from the state its path needs (calls.rs), judged by
 //! what the fake service holds afterwards (judge.rs). Then a seeded sample of two faults per
 //! call. The fake's answers are checked against Azurite's by the same classes of fault through
-//! the built component (tests/wasmtime/lossy.rs).
+//! the built component (tests/wasmtime/lossy).
 
 mod call;
 mod calls;

@@ -5,8 +5,8 @@
 //! - the lease outcome matrix, error codes and statuses of shared/protocol.md §1.4-§1.5, which
 //!   cite the .NET client's tests run against the cloud, the REST docs and Azurite's source;
 //! - Azurite 3.35 live: the same guard scenario suite (tests/support/scenarios.rs) runs
-//!   against this fake (tests/guard.rs) and through the component against Azurite
-//!   (tests/guard_azurite.rs), and a List Blobs answer of Azurite 3.35 for the document shape.
+//!   against this fake (tests/native/guard.rs) and through the component against Azurite
+//!   (tests/wasmtime/guard_azurite), and a List Blobs answer of Azurite 3.35 for the document shape.
 //!
 //! Where Azure and Azurite differ (the client must accept both):
 //! - a write carrying the id of an expired lease: Azure `412 LeaseLost`, Azurite

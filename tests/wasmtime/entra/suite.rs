@@ -1,4 +1,4 @@
-//! The guard's behaviour suite (tests/support/scenarios.rs, as tests/guard_azurite.rs runs it)
+//! The guard's behaviour suite (tests/support/scenarios.rs, as tests/wasmtime/guard_azurite runs it)
 //! with bearer authorization: client-secret tokens from the fake IdP, fetched by every fresh
 //! instance, against OAuth Azurite. `requests()` counts storage round trips only, so the
 //! suite's "one round trip per follower" holds the storage side to the same bar as SharedKey;

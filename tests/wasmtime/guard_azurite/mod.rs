@@ -1,5 +1,5 @@
 //! The guard through the built component in wasmtime, over Azurite on real time: the same
-//! behaviour suite as tests/guard.rs, then contention runs with many concurrent instances.
+//! behaviour suite as tests/native/guard.rs, then contention runs with many concurrent instances.
 
 use traffic_cop_testbed::runner::Test;
 
