@@ -6,7 +6,8 @@
 //!   composed with it) in a wasmtime host against Azurite, plus the ecosystem checks around
 //!   the artifact (Node via jco, the SpinKube manifests, publishing).
 //!
-//! Real time. The groups run one after the other, each with its own parallelism; a test whose
+//! Real time. The groups run side by side, each at most its own number of tests at once, in
+//! its listed order (`--test-threads` runs them one after the other instead); a test whose
 //! tool is missing is reported as ignored with the reason (a failure under `CI=true`).
 
 #[path = "support/component_world.rs"]

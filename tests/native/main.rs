@@ -31,5 +31,6 @@ mod secrets;
 mod signing_vectors;
 mod skew;
 mod sweep;
+mod test_groups;
 mod unheard;
 mod waiting;

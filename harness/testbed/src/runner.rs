@@ -4,8 +4,12 @@
 //! function that is not listed is dead code, which clippy (`-D warnings`) refuses.
 
 use crate::needs::Skip;
-use libtest_mimic::{Arguments, Completion, Failed, Trial};
+/// The runner's command line (cargo test's own), and the run of the trials [`side_by_side`]
+/// builds.
+pub use libtest_mimic::{run as run_trials, Arguments};
+use libtest_mimic::{Completion, Failed, Trial};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 /// One test: its name and body.
 #[derive(Clone)]
@@ -39,40 +43,126 @@ pub fn run(tests: Vec<Test>, threads: usize) -> ! {
     let mut args = Arguments::from_args();
     args.test_threads = args.test_threads.or(Some(threads));
     quiet_skips();
-    libtest_mimic::run(&args, trials(tests, "")).exit()
+    libtest_mimic::run(&args, trials(tests, "", None).into_iter().map(|(trial, _)| trial).collect())
+        .exit()
 }
 
-/// Runs each group of tests after the one before, with the group's own default parallelism
-/// (`--test-threads` overrides it), names prefixed `group::`, and exits failed if any group
-/// failed. One binary for several groups links the test host once; running them one after
-/// another keeps each group's load what it was as a binary of its own.
+/// Runs the groups side by side ([`side_by_side`]) and exits with the run's verdict. With
+/// `--test-threads` given, the groups run one after the other at that parallelism instead
+/// (`--test-threads=1` runs every test alone).
 pub fn run_groups(groups: Vec<(&'static str, Vec<Test>, usize)>) -> ! {
     let given = Arguments::from_args();
     quiet_skips();
-    let mut failed = false;
-    for (group, tests, threads) in groups {
-        let mut args = given.clone();
-        args.test_threads = given.test_threads.or(Some(threads));
-        failed |= libtest_mimic::run(&args, trials(tests, group)).has_failed();
+    if given.test_threads.is_some() {
+        let mut failed = false;
+        for (group, tests, _) in groups {
+            let trials = trials(tests, group, None).into_iter().map(|(trial, _)| trial).collect();
+            failed |= libtest_mimic::run(&given, trials).has_failed();
+        }
+        std::process::exit(if failed { 101 } else { 0 })
     }
-    std::process::exit(if failed { 101 } else { 0 })
+    let (args, trials) = side_by_side(groups, given);
+    libtest_mimic::run(&args, trials).exit()
 }
 
-fn trials(tests: Vec<Test>, group: &str) -> Vec<Trial> {
+/// The groups as one run: names prefixed `group::`, each group's tests started in the order
+/// they are listed and at most its own number (the `usize`) at once, the groups side by side.
+/// Their tests mostly wait on real time, so two groups together keep two cores busier than
+/// either alone. Returns `args` with the parallelism this needs.
+pub fn side_by_side(
+    groups: Vec<(&'static str, Vec<Test>, usize)>,
+    args: Arguments,
+) -> (Arguments, Vec<Trial>) {
+    let mut all = Vec::new();
+    for (group, tests, at_once) in groups {
+        let gate = Gate::new(at_once);
+        let mut turns = 0;
+        for (trial, turn) in trials(tests, group, Some(&gate)) {
+            // Only the tests this run will start take a turn: a filtered-out one would hold up
+            // every test listed after it.
+            if !args.is_filtered_out(&trial) && !args.is_ignored(&trial) {
+                if let Some(turn) = turn {
+                    let _ = turn.set(turns);
+                }
+                turns += 1;
+            }
+            all.push(trial);
+        }
+    }
+    // Every trial gets a thread of its own and waits at its group's gate: a pool smaller than
+    // the trials would fill with one group's waiters while the other group's tests queue.
+    let threads = all.len().max(1);
+    (Arguments { test_threads: Some(threads), ..args }, all)
+}
+
+/// At most `limit` of a group's tests at once, started in the order they were listed.
+struct Gate {
+    limit: usize,
+    state: Mutex<GateState>,
+    changed: Condvar,
+}
+
+struct GateState {
+    running: usize,
+    next_turn: usize,
+}
+
+impl Gate {
+    fn new(limit: usize) -> Arc<Gate> {
+        let state = Mutex::new(GateState { running: 0, next_turn: 0 });
+        Arc::new(Gate { limit: limit.max(1), state, changed: Condvar::new() })
+    }
+
+    /// Waits for `turn` and a free place; the place is held until the [`Place`] drops.
+    fn enter(self: &Arc<Gate>, turn: usize) -> Place {
+        let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        while state.next_turn != turn || state.running >= self.limit {
+            state = self.changed.wait(state).unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+        state.running += 1;
+        state.next_turn += 1;
+        self.changed.notify_all();
+        Place(self.clone())
+    }
+}
+
+struct Place(Arc<Gate>);
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        let mut state = self.0.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        state.running -= 1;
+        self.0.changed.notify_all();
+    }
+}
+
+/// The tests as trials; with a gate, each trial also returns the slot for its turn there
+/// (a trial whose slot stays empty runs ungated: the run never starts it).
+fn trials(
+    tests: Vec<Test>,
+    group: &str,
+    gate: Option<&Arc<Gate>>,
+) -> Vec<(Trial, Option<Arc<OnceLock<usize>>>)> {
     tests
         .into_iter()
         .map(|test| {
             let opt_in = test.opt_in;
             let name = if group.is_empty() { test.name } else { format!("{group}::{}", test.name) };
-            Trial::ignorable_test(name, move || match catch_unwind(AssertUnwindSafe(test.body)) {
-                Ok(()) => Ok(Completion::Completed),
-                Err(payload) => match payload.downcast::<Skip>() {
-                    Ok(skip) => Ok(Completion::ignored_with(skip.0)),
-                    Err(payload) => Err(Failed::from(panic_message(&payload))),
-                },
+            let turn = gate.map(|gate| (gate.clone(), Arc::new(OnceLock::new())));
+            let slot = turn.as_ref().map(|(_, slot)| slot.clone());
+            let trial = Trial::ignorable_test(name, move || {
+                let _place = turn.as_ref().and_then(|(gate, slot)| Some(gate.enter(*slot.get()?)));
+                match catch_unwind(AssertUnwindSafe(test.body)) {
+                    Ok(()) => Ok(Completion::Completed),
+                    Err(payload) => match payload.downcast::<Skip>() {
+                        Ok(skip) => Ok(Completion::ignored_with(skip.0)),
+                        Err(payload) => Err(Failed::from(panic_message(&payload))),
+                    },
+                }
             })
             .with_ignored_flag(opt_in.is_some())
-            .with_kind(if opt_in.is_some() { "opt-in" } else { "" })
+            .with_kind(if opt_in.is_some() { "opt-in" } else { "" });
+            (trial, slot)
         })
         .collect()
 }
