@@ -19,7 +19,7 @@ use traffic_cop_testbed::azurite::Azurite;
 use traffic_cop_testbed::spin::{cron_line, find_spin};
 
 mod checks;
-use checks::{check_component, check_generated};
+use checks::{check_component, check_generated, check_lock_follows_apps};
 
 struct Template {
     id: &'static str,
@@ -125,6 +125,12 @@ fn templates_install_generate_build_and_run_under_their_cron_lines() {
 /// `cargo build` as spin.toml's build command runs it, into the repository's target/.
 fn build(template: &Template, project: &Path) -> PathBuf {
     let target = root().join("target");
+    // apps/Cargo.lock as the project's starting lock: cargo keeps its versions wherever the
+    // project's requirements allow, so what the project shares with the apps (the host macros,
+    // spin-sdk, wit-bindgen) is compiled once in target/. Resolved afresh, a crates.io release
+    // newer than the lock rebuilt all of it (the macros alone are about 250 MB).
+    std::fs::copy(root().join("apps/Cargo.lock"), project.join("Cargo.lock"))
+        .expect("apps/Cargo.lock copied into the project");
     let built = run(
         Command::new("cargo")
             .args(["build", "--release", "--target", "wasm32-wasip2"])
@@ -135,6 +141,7 @@ fn build(template: &Template, project: &Path) -> PathBuf {
     assert!(built.ok(), "cargo build of the {} project {}", template.id, built.said());
     let lock = std::fs::read_to_string(project.join("Cargo.lock")).expect("Cargo.lock");
     assert!(!lock.contains("source = \"git+"), "a git dependency in Cargo.lock");
+    check_lock_follows_apps(template, &lock);
     let wasm =
         target.join(format!("wasm32-wasip2/release/{}.wasm", template.name.replace('-', "_")));
     assert!(wasm.is_file(), "{} not built {}", wasm.display(), built.said());
@@ -233,6 +240,22 @@ fn run_replicas(
     assert_eq!(tokens, expected, "{}: each token granted once, none skipped: {all}", template.id);
 }
 
+/// The lock check itself: the apps' own lock passes, and one package moved to a version the
+/// apps do not have (as a fresh resolution after a crates.io release would) is refused.
+fn the_lock_check_refuses_a_version_apart_from_the_apps() {
+    let apps = std::fs::read_to_string(root().join("apps/Cargo.lock")).expect("apps/Cargo.lock");
+    check_lock_follows_apps(&TEMPLATES[0], &apps);
+    let entry =
+        apps.find("name = \"spin-sdk\"\nversion = \"").expect("spin-sdk in apps/Cargo.lock");
+    let at = entry + "name = \"spin-sdk\"\nversion = \"".len();
+    let moved = format!("{}5.99.0{}", &apps[..at], &apps[at + apps[at..].find('"').unwrap()..]);
+    let refused = std::panic::catch_unwind(|| check_lock_follows_apps(&TEMPLATES[0], &moved));
+    assert!(refused.is_err(), "a spin-sdk apart from apps/Cargo.lock passed");
+}
+
 pub fn tests() -> Vec<Test> {
-    traffic_cop_testbed::tests![templates_install_generate_build_and_run_under_their_cron_lines,]
+    traffic_cop_testbed::tests![
+        templates_install_generate_build_and_run_under_their_cron_lines,
+        the_lock_check_refuses_a_version_apart_from_the_apps,
+    ]
 }

@@ -1,6 +1,7 @@
 //! What `spin new` generated and what cargo built from it, checked before anything runs.
 
 use super::{root, Template};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use traffic_cop_wasm_host::wasmtime::component::{types::ComponentItem, Component};
 use traffic_cop_wasm_host::wasmtime::{Config, Engine};
@@ -73,4 +74,31 @@ pub(super) fn check_component(template: &Template, wasm: &Path) {
         }
         other => panic!("{}: no handle-cron-event func export: {other:?}", template.id),
     }
+}
+
+/// Every package the project's lock shares with apps/Cargo.lock is at the apps' versions (the
+/// build reuses the apps' compiled dependencies only then).
+pub(super) fn check_lock_follows_apps(template: &Template, lock: &str) {
+    let apps = std::fs::read_to_string(root().join("apps/Cargo.lock")).expect("apps/Cargo.lock");
+    let apps = lock_versions(&apps);
+    for (name, versions) in lock_versions(lock) {
+        if let Some(apps_versions) = apps.get(&name) {
+            assert!(
+                versions.is_subset(apps_versions),
+                "{}: {name} {versions:?} resolved apart from apps/Cargo.lock's {apps_versions:?}",
+                template.id
+            );
+        }
+    }
+}
+
+/// Package name to its versions, from a Cargo.lock.
+fn lock_versions(lock: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let lock: toml::Value = toml::from_str(lock).expect("Cargo.lock parses");
+    let mut versions: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for package in lock["package"].as_array().expect("[[package]] entries") {
+        let field = |key: &str| package[key].as_str().expect("name and version").to_string();
+        versions.entry(field("name")).or_default().insert(field("version"));
+    }
+    versions
 }
