@@ -6,7 +6,8 @@
 //! Needs the spin CLI and the plugin lines (scripts/test installs them from
 //! ../shared/tools/spin); without them the test says so and returns, under CI=true it fails.
 //! Builds go to the repository's target/ (as CARGO_TARGET_DIR), where the component and the
-//! Spin app's components are built: the host-side macros they share are compiled once.
+//! Spin app's components are built, from apps/Cargo.lock as the projects' starting lock: the
+//! host-side macros and the dependencies they share are compiled once.
 
 use traffic_cop_testbed::needs::require;
 use traffic_cop_testbed::runner::Test;
