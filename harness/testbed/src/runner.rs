@@ -43,8 +43,7 @@ pub fn run(tests: Vec<Test>, threads: usize) -> ! {
     let mut args = Arguments::from_args();
     args.test_threads = args.test_threads.or(Some(threads));
     quiet_skips();
-    libtest_mimic::run(&args, trials(tests, "", None).into_iter().map(|(trial, _)| trial).collect())
-        .exit()
+    libtest_mimic::run(&args, ungated(tests, "")).exit()
 }
 
 /// Runs the groups side by side ([`side_by_side`]) and exits with the run's verdict. With
@@ -56,8 +55,7 @@ pub fn run_groups(groups: Vec<(&'static str, Vec<Test>, usize)>) -> ! {
     if given.test_threads.is_some() {
         let mut failed = false;
         for (group, tests, _) in groups {
-            let trials = trials(tests, group, None).into_iter().map(|(trial, _)| trial).collect();
-            failed |= libtest_mimic::run(&given, trials).has_failed();
+            failed |= libtest_mimic::run(&given, ungated(tests, group)).has_failed();
         }
         std::process::exit(if failed { 101 } else { 0 })
     }
@@ -134,6 +132,11 @@ impl Drop for Place {
         state.running -= 1;
         self.0.changed.notify_all();
     }
+}
+
+/// The tests as trials that start whenever the runner's pool has room.
+fn ungated(tests: Vec<Test>, group: &str) -> Vec<Trial> {
+    trials(tests, group, None).into_iter().map(|(trial, _)| trial).collect()
 }
 
 /// The tests as trials; with a gate, each trial also returns the slot for its turn there
