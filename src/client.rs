@@ -191,6 +191,7 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
         let bearer = matches!(lock.account.credential, Credential::Bearer(_));
         result.map_err(|error| {
             let error = if bearer { error.for_bearer() } else { error };
+            let error = error.for_endpoint(&lock.account.scheme, &lock.account.authority);
             redact(error, lock, &signatures)
         })
     }

@@ -86,6 +86,16 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// A loopback address or name: an emulator on this machine (or a tunnel to one).
+fn is_local(authority: &str) -> bool {
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => authority.rsplit_once(':').map_or(authority, |(host, _)| host),
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
 /// The hint appended to an authorization failure whose code names no cause of its own,
 /// because the service's message does not say which of the two usual causes applies.
 pub const UNAUTHORIZED_HINT: &str =
@@ -108,15 +118,22 @@ fn unauthorized_hint(code: &str) -> &'static str {
         // AuthenticationErrorDetail (expired, wrong audience, wrong tenant).
         "InvalidAuthenticationInfo" => BEARER_HINT,
         // Azurite also says AuthorizationFailure for a bad signature (protocol.md §6.2), so
-        // the key stays among the suspects.
-        "AuthorizationFailure" => {
-            "on Azure this usually means the account's firewall or network rules do not admit \
-             this host (or the SAS is limited to other IP addresses); check the account's \
-             networking settings. On Azurite it means a wrong account key or SAS"
-        }
+        // the key stays among the suspects; `for_endpoint` puts it first on an emulator.
+        "AuthorizationFailure" => AUTHORIZATION_FAILURE_HINT,
         _ => UNAUTHORIZED_HINT,
     }
 }
+
+const AUTHORIZATION_FAILURE_HINT: &str = "on Azure this usually means the account's firewall or \
+     network rules do not admit this host (or the SAS is limited to other IP addresses); check \
+     the account's networking settings. On Azurite it means a wrong account key or SAS";
+
+/// The same code from an emulator on this machine or a loopback address, where no firewall
+/// rule applies and Azurite answers a signature that does not match with it.
+const EMULATOR_AUTHORIZATION_HINT: &str = "the signature did not match: check the account key \
+     (or SAS) in the connection string; this is an emulator or loopback endpoint, where the \
+     code means a wrong key rather than a firewall rule (on Azure it would name the account's \
+     network rules)";
 
 /// The generic hint's counterpart for a request authorized with a bearer token.
 pub const BEARER_HINT: &str = "the bearer token was refused: it may have expired, be for another \
@@ -134,6 +151,34 @@ impl Error {
             }
             Error::Unauthorized(e) if e.message == UNAUTHORIZED_HINT => {
                 Error::Unauthorized(ServiceError { message: BEARER_HINT.into(), ..e })
+            }
+            other => other,
+        }
+    }
+
+    /// Says what a refusal means at this endpoint: an `AuthorizationFailure` from an emulator
+    /// or loopback address names the key first, and a request the host refused to send names
+    /// the outbound-host permission it lacks and where that is set.
+    pub fn for_endpoint(self, scheme: &str, authority: &str) -> Error {
+        match self {
+            Error::Unauthorized(e)
+                if e.code.as_deref() == Some("AuthorizationFailure") && is_local(authority) =>
+            {
+                let message =
+                    e.message.replace(AUTHORIZATION_FAILURE_HINT, EMULATOR_AUTHORIZATION_HINT);
+                Error::Unauthorized(ServiceError { message, ..e })
+            }
+            Error::Transport(e) if e.kind == crate::transport::TransportErrorKind::Denied => {
+                let detail = format!(
+                    "the host refused to send the request to {scheme}://{authority}: it is not \
+                     among the outbound hosts this component may call (Spin: add it to the \
+                     importing component's allowed_outbound_hosts; traffic-cop's app and \
+                     templates set that from the storage_endpoint variable, \
+                     SPIN_VARIABLE_STORAGE_ENDPOINT, which must match the connection string's \
+                     endpoint) ({})",
+                    e.detail
+                );
+                Error::Transport(crate::transport::TransportError { detail, ..e })
             }
             other => other,
         }

@@ -10,6 +10,11 @@ use std::time::SystemTime;
 /// tick that fires at the due time creates the lock a moment later.
 const FIRST_RUN_GRACE_MS: u64 = 60_000;
 
+/// How far ahead of the service's now a recorded start must be to be read as a clock that
+/// stepped back rather than as a run of now (the service's `Date` has whole seconds, and two of
+/// its front ends may differ by some).
+const CLOCK_STEP_MS: u64 = 60_000;
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
     Skip(SkipReason),
@@ -89,8 +94,8 @@ pub fn decide(
     let Some(due) = due else {
         return Verdict::Skip(SkipReason::NotDue { next_due_ms });
     };
-    match (record.started_ms, last_due) {
-        (Some(started_ms), Some(last_due)) if last_due == due && replace.is_none() => {
+    if let (Some(started_ms), Some(last_due)) = (record.started_ms, last_due) {
+        if last_due == due && replace.is_none() {
             return Verdict::Skip(SkipReason::AlreadyRan {
                 due_at_ms: due,
                 started_ms,
@@ -100,19 +105,34 @@ pub fn decide(
                 next_due_ms,
             });
         }
-        // A start that counts for a *later* due time than now cannot come from the service's
-        // clock (it stepped back, or the record was edited by hand): it must not block runs
-        // until then, so it is passed over, and the grant replaces it.
-        (Some(_), Some(last_due)) if last_due < due => {
-            past_due.missed = schedule.count_between(last_due, due)
+    }
+    match record.last_scheduled_run() {
+        // A start later than the service's now cannot come from its clock (it stepped back, or
+        // the record was edited by hand): it must not block runs until then, so it is passed
+        // over, and the grant replaces it.
+        Some(last) if last.started_ms > now_ms.saturating_add(CLOCK_STEP_MS) => {}
+        // Every due time up to the last scheduled start is covered by that run, whichever
+        // schedule it ran under: after a schedule change, an earlier due time of the new
+        // schedule is not owed (a CronJob whose schedule is edited counts from its last
+        // scheduled run, too).
+        Some(last) if due <= last.covers_until_ms() && replace.is_none() => {
+            return Verdict::Skip(SkipReason::AlreadyRan {
+                due_at_ms: due,
+                started_ms: last.started_ms,
+                holder: last.holder,
+                running: last.running,
+                outcome: last.outcome,
+                next_due_ms,
+            });
         }
-        (None, _) if options.owed_since_creation => {
+        Some(last) => past_due.missed = schedule.count_between(last.covers_until_ms(), due),
+        None if options.owed_since_creation => {
             let created_ms = created.map(unix_ms).unwrap_or(0);
             if due.saturating_add(FIRST_RUN_GRACE_MS) < created_ms {
                 return Verdict::Skip(SkipReason::NotDue { next_due_ms });
             }
         }
-        _ => {}
+        None => {}
     }
     if let Some(deadline) = options.starting_deadline_seconds {
         if past_due.late_by_ms > deadline.saturating_mul(1000) {

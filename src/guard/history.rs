@@ -48,6 +48,15 @@ impl PastRun {
         self.due_ms.map(|due| self.started_ms.saturating_sub(due))
     }
 
+    /// The outcome as the record's last-run field writes it; none for a run that never completed.
+    pub fn outcome_text(&self) -> Option<String> {
+        match &self.outcome {
+            PastOutcome::Success => Some("success".into()),
+            PastOutcome::Failure(reason) => Some(format!("failure: {reason}")),
+            PastOutcome::Abandoned | PastOutcome::Replaced => None,
+        }
+    }
+
     pub fn succeeded(&self) -> bool {
         self.outcome == PastOutcome::Success
     }

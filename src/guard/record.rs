@@ -65,6 +65,29 @@ pub struct RunNow {
     pub at_ms: u64,
 }
 
+/// The last run granted for a due time rather than by `run-now`: the run that covers every due
+/// time at or before its start (or its own due time, when it started early).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScheduledRun {
+    pub fence: u64,
+    /// Its due time, when the build that granted it recorded one.
+    pub due_ms: Option<u64>,
+    /// Its start; when neither the record nor the history has it any more, its due time.
+    pub started_ms: u64,
+    pub holder: Option<String>,
+    /// Granted and not completed (it may be abandoned).
+    pub running: bool,
+    /// `success` or `failure: …` once completed.
+    pub outcome: Option<String>,
+}
+
+impl ScheduledRun {
+    /// The latest instant it covers: its start, or its due time when it started early.
+    pub fn covers_until_ms(&self) -> u64 {
+        self.started_ms.max(self.due_ms.unwrap_or(0))
+    }
+}
+
 /// A replica with another schedule deferred to the recorded one.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Conflict {
@@ -104,6 +127,42 @@ impl RunRecord {
         }
         let started = self.started_ms?;
         schedule.counts_for(started, early_ms).or(Some(started))
+    }
+
+    /// The last scheduled run. Manual runs come on top of the schedule and cover no due time, so
+    /// behind a manual grant the history is searched; when it no longer reaches that far, the
+    /// recorded due time stands for the start.
+    pub fn last_scheduled_run(&self) -> Option<ScheduledRun> {
+        if self.manual_by().is_none() {
+            let due = self.due.filter(|(fence, _)| *fence == self.fence);
+            return Some(ScheduledRun {
+                fence: self.fence,
+                due_ms: due.map(|(_, due)| due),
+                started_ms: self.started_ms?,
+                holder: self.holder.clone(),
+                running: self.running,
+                outcome: self.outcome.clone(),
+            });
+        }
+        if let Some(run) = self.history.iter().find(|run| !run.manual) {
+            return Some(ScheduledRun {
+                fence: run.fence,
+                due_ms: run.due_ms,
+                started_ms: run.started_ms,
+                holder: run.holder.clone(),
+                running: false,
+                outcome: run.outcome_text(),
+            });
+        }
+        let (fence, due_ms) = self.due?;
+        Some(ScheduledRun {
+            fence,
+            due_ms: Some(due_ms),
+            started_ms: due_ms,
+            holder: None,
+            running: false,
+            outcome: None,
+        })
     }
 
     /// The current run (the last grant) as the history keeps it, ended with `outcome`.

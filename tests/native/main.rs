@@ -8,6 +8,7 @@ mod scenarios;
 #[path = "../support/mod.rs"]
 mod support;
 
+mod advice;
 mod budgets;
 mod claim_scale;
 mod client;
@@ -27,6 +28,7 @@ mod records;
 mod refusals;
 mod retries;
 mod schedule;
+mod schedule_change;
 mod secrets;
 mod signing_vectors;
 mod skew;

@@ -150,7 +150,8 @@ fn build(template: &Template, project: &Path) -> PathBuf {
 }
 
 /// Two replicas, a tick every 2 s on a 2 s schedule in Asia/Kathmandu (UTC+05:45): every
-/// tick, one runs and one skips.
+/// tick, one runs and one skips. A third, with a typo in its time zone, never runs and says
+/// on stderr which variable to fix.
 fn run_replicas(
     template: &Template,
     spin: &Path,
@@ -164,7 +165,7 @@ fn run_replicas(
     std::fs::create_dir_all(&source).unwrap();
     std::fs::copy(wasm, source.join(wasm.file_name().unwrap())).unwrap();
     let container = format!("tpl-{}-{}", template.name, std::process::id());
-    let replicas: Vec<(Background, PathBuf)> = (0..2)
+    let replicas: Vec<(Background, PathBuf)> = (0..3)
         .map(|i| {
             let dir = project.join(format!("replica-{i}"));
             std::fs::create_dir_all(&dir).unwrap();
@@ -176,6 +177,10 @@ fn run_replicas(
                 ("SPIN_VARIABLE_HOLDER", format!("r-{i}")),
             ]
             .map(|(k, v)| (k.to_string(), v));
+            let mut env = env.to_vec();
+            if i == 2 {
+                env.push(("SPIN_VARIABLE_TIME_ZONE".into(), "Europe/Berln".into()));
+            }
             let (logs, state) = (dir.join("logs"), dir.join("state"));
             let manifest = project.join("spin.toml");
             let args = [
@@ -211,7 +216,7 @@ fn run_replicas(
     let mut logs = Vec::new();
     while Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(500));
-        logs = replicas.iter().map(|(_, dir)| log(dir)).collect();
+        logs = replicas[..2].iter().map(|(_, dir)| log(dir)).collect();
         if runs(&logs) >= 3 && logs.iter().any(|l| l.contains(": skipped: ")) {
             break;
         }
@@ -220,7 +225,19 @@ fn run_replicas(
         .iter()
         .map(|(_, dir)| std::fs::read_to_string(dir.join("spin.out")).unwrap_or_default())
         .collect();
+    let typo_dir = replicas[2].1.clone();
     drop(replicas);
+    let typo_said = |stream: &str| {
+        std::fs::read_to_string(typo_dir.join(format!("logs/{}_{stream}.txt", template.name)))
+            .unwrap_or_default()
+    };
+    let (typo_out, typo_err) = (typo_said("stdout"), typo_said("stderr"));
+    assert!(
+        typo_err.contains("error: set the `time_zone` variable") && typo_err.contains("Berln"),
+        "{}: the misconfigured replica did not name time_zone on stderr: {typo_err}\n{typo_out}",
+        template.id
+    );
+    assert!(!typo_out.contains("ran with fencing token"), "{}: {typo_out}", template.id);
     let all = format!("{logs:#?}\nspin said: {outputs:#?}");
     let mut tokens: Vec<u64> = logs
         .iter()
@@ -241,6 +258,54 @@ fn run_replicas(
     assert_eq!(tokens, expected, "{}: each token granted once, none skipped: {all}", template.id);
 }
 
+/// A weekday 02:00 in Berlin, due at :30 past the minute: the trigger polls every minute at
+/// second 30 (trigger-cron fires in UTC: a copy of the schedule would wake it at 02:00 UTC),
+/// and the expression is written once, as the guard's schedule.
+fn the_trigger_polls_at_the_schedules_seconds_and_the_schedule_is_written_once() {
+    let spin = require("spin templates", find_spin());
+    let dir = scratch("templates-poll");
+    let spin_data = dir.join("spin-data");
+    let spin_cmd = |args: &[&str]| {
+        let mut command = Command::new(&spin);
+        command.args(args).env("SPIN_DATA_DIR", &spin_data).current_dir(&dir);
+        command
+    };
+    let root_dir = root().display().to_string();
+    let installed =
+        run(&mut spin_cmd(&["templates", "install", "--dir", &root_dir]), Duration::from_secs(60));
+    assert!(installed.ok(), "spin templates install {}", installed.said());
+    for template in &TEMPLATES {
+        let project = dir.join(template.name);
+        let generated = run(
+            &mut spin_cmd(&[
+                "new",
+                "-t",
+                template.id,
+                template.name,
+                "--accept-defaults",
+                "--no-vcs",
+                "-v",
+                "cron-expression=30 0 2 * * Mon-Fri",
+                "-v",
+                "time-zone=Europe/Berlin",
+                "-o",
+                &project.display().to_string(),
+            ]),
+            Duration::from_secs(60),
+        );
+        assert!(generated.ok(), "spin new -t {} {}", template.id, generated.said());
+        let manifest = std::fs::read_to_string(project.join("spin.toml")).unwrap();
+        let manifest_toml: toml::Value = toml::from_str(&manifest).expect("spin.toml parses");
+        let trigger = &manifest_toml["trigger"]["cron"][0]["cron_expression"];
+        assert_eq!(trigger.as_str(), Some("30 * * * * *"), "{}: {manifest}", template.id);
+        assert_eq!(manifest.matches("30 0 2 * * Mon-Fri").count(), 1, "{manifest}");
+        let variables = &manifest_toml["variables"];
+        assert_eq!(variables["schedule"]["default"].as_str(), Some("30 0 2 * * Mon-Fri"));
+        assert_eq!(variables["time_zone"]["default"].as_str(), Some("Europe/Berlin"));
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// The lock check itself: the apps' own lock passes, and one package moved to a version the
 /// apps do not have (as a fresh resolution after a crates.io release would) is refused.
 fn the_lock_check_refuses_a_version_apart_from_the_apps() {
@@ -258,5 +323,6 @@ pub fn tests() -> Vec<Test> {
     traffic_cop_testbed::tests![
         templates_install_generate_build_and_run_under_their_cron_lines,
         the_lock_check_refuses_a_version_apart_from_the_apps,
+        the_trigger_polls_at_the_schedules_seconds_and_the_schedule_is_written_once,
     ]
 }

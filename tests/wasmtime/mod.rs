@@ -4,6 +4,7 @@
 //! manifests, publishing). Real time; the runner reports a test whose tool is missing as
 //! ignored (a failure under `CI=true`).
 
+mod azurite_runner;
 mod board_html;
 mod boundary;
 mod component;
@@ -20,12 +21,14 @@ mod mixed_fleet;
 mod node_jco;
 mod prometheus_files;
 mod publishing;
+mod schedule_change;
 mod spin_app;
 mod spinkube;
 mod transport;
 
 pub fn tests() -> Vec<traffic_cop_testbed::runner::Test> {
     let tests = [
+        azurite_runner::tests(),
         board_html::tests(),
         boundary::tests(),
         component::tests(),
@@ -42,6 +45,7 @@ pub fn tests() -> Vec<traffic_cop_testbed::runner::Test> {
         node_jco::tests(),
         prometheus_files::tests(),
         publishing::tests(),
+        schedule_change::tests(),
         spin_app::tests(),
         spinkube::tests(),
         transport::tests(),

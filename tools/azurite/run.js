@@ -2,8 +2,18 @@
 // our stdin open: when that process exits (even by a crash) the pipe closes and we stop
 // Azurite. This is what lets tests start an emulator without leaking it.
 //
-// Usage: node run.js [port]   (default 0: any free port; the "listens on" line names it)
+// Usage: node run.js [port] [--background]
+//   port          default 0: any free port; the "listens on" line names it
+//   --background  keep running when stdin closes (`node run.js 10000 --background &`, a
+//                 service manager); stop it with SIGTERM or SIGINT (`kill %1`, Ctrl-C)
 "use strict";
+const argv = process.argv.slice(2);
+const background = argv.includes("--background");
+const positional = argv.filter((a) => !a.startsWith("--"));
+if (argv.some((a) => a.startsWith("--") && a !== "--background")) {
+  console.error(`run.js: unknown option ${argv.find((a) => a.startsWith("--") && a !== "--background")}; usage: node run.js [port] [--background]`);
+  process.exit(2);
+}
 const { spawn } = require("child_process");
 const path = require("path");
 
@@ -11,7 +21,7 @@ const main = path.join(__dirname, "node_modules", "azurite", "dist", "src", "blo
 const args = [
   main,
   "--blobHost", "127.0.0.1",
-  "--blobPort", process.argv[2] || "0",
+  "--blobPort", positional[0] || "0",
   "--inMemoryPersistence",
   "--disableTelemetry",
   "--silent",
@@ -34,10 +44,23 @@ function stop() {
   child.kill("SIGTERM");
   setTimeout(() => { child.kill("SIGKILL"); process.exit(0); }, 3000).unref();
 }
-process.stdin.on("end", stop);
-process.stdin.on("close", stop);
-process.stdin.on("error", stop);
-process.stdin.resume();
+// A pipe is a supervisor's (the tests' harness): its closing is the stop signal and needs no
+// words. Anything else closing at once (`</dev/null &`) is a person who wanted a background run.
+const stdinIsPipe = (() => { try { return require("fs").fstatSync(0).isFIFO(); } catch { return false; } })();
+function stdinClosed() {
+  if (!stopping && !stdinIsPipe) {
+    console.error(
+      "run.js: stdin closed, so Azurite stops (it lives as long as whoever started it keeps stdin " +
+      "open). To keep it running in the background: node run.js PORT --background");
+  }
+  stop();
+}
+if (!background) {
+  process.stdin.on("end", stdinClosed);
+  process.stdin.on("close", stdinClosed);
+  process.stdin.on("error", stdinClosed);
+  process.stdin.resume();
+}
 process.on("SIGTERM", stop);
 process.on("SIGINT", stop);
 child.on("exit", (code) => process.exit(code === null ? 0 : code));

@@ -1,6 +1,6 @@
 //! What traffic-cop's integration tests start and stop, and how they find what they need:
 //! Azurite on loopback ([`azurite`], [`azurite_oauth`]), loopback proxies that count requests
-//! ([`proxy`]) or inject faults ([`faults`]), the real Spin CLI's replicas ([`spin`]), a
+//! ([`proxy`]), inject faults ([`faults`]) or move the service's clock ([`clock_proxy`]), the real Spin CLI's replicas ([`spin`]), a
 //! throwaway TLS CA ([`tls`]) and a fake Entra ID endpoint ([`fake_idp`]); the built artifacts
 //! ([`built`]) and the tools a test needs ([`needs`]). Nothing here links wasmtime: the
 //! component host is `traffic-cop-wasm-host`.
@@ -8,6 +8,7 @@
 pub mod azurite;
 pub mod azurite_oauth;
 pub mod built;
+pub mod clock_proxy;
 pub mod fake_idp;
 mod fake_idp_request;
 mod fake_idp_routes;

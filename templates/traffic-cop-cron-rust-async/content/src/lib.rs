@@ -5,9 +5,9 @@
 
 wit_bindgen::generate!({ world: "guarded-job", path: "wit", generate_all });
 
-use traffic_cop::lease0_1_0::lease::Lock;
+use traffic_cop::lease0_1_0::lease::{LeaseError, Lock};
 use traffic_cop::lease0_3_0::guard::{
-    self, Cron, Decision, GuardOptions, Outcome, Schedule, SkipReason, Ticket,
+    self, Cron, Decision, GuardError, GuardOptions, Outcome, Schedule, SkipReason, Ticket,
 };
 
 struct Job;
@@ -19,6 +19,13 @@ impl Guest for Job {
         let (lock, options) = settings().map_err(Error::Other)?;
         let ticket = match guard::guarded_invoke(&lock, &options) {
             Decision::Run(ticket) => ticket,
+            // Misconfiguration is an error, not a skip: on stderr, naming the variable to fix,
+            // and the event fails (trigger-cron reports it).
+            Decision::Skip(SkipReason::Error(error)) => {
+                let said = misconfigured(&error);
+                eprintln!("[{}] error: {said}", options.holder);
+                return Err(Error::Other(said));
+            }
             Decision::Skip(reason) => {
                 println!(
                     "[{}] tick {}: skipped: {}",
@@ -85,7 +92,37 @@ fn why(reason: SkipReason) -> String {
             "the lock runs on {:?}, this replica's schedule is {:?}",
             conflict.recorded, conflict.ours
         ),
-        SkipReason::Error(error) => format!("could not decide: {error:?}"),
+        SkipReason::Error(error) => misconfigured(&error),
+    }
+}
+
+/// A guard error in a sentence that names the Spin variable to fix, where one is at fault.
+fn misconfigured(error: &GuardError) -> String {
+    match error {
+        GuardError::BadSchedule(bad) => {
+            let variable = match bad.field.as_str() {
+                "time-zone" => "time_zone",
+                "lease-seconds" => "lease_seconds",
+                "holder" => "holder",
+                _ => "schedule",
+            };
+            format!("set the `{variable}` variable: {}: {}", bad.field, bad.message)
+        }
+        GuardError::Lease(LeaseError::InvalidConfig(why)) => {
+            format!("set the `connection_string` variable: {why}")
+        }
+        GuardError::Lease(LeaseError::InvalidArgument(why)) => {
+            let variable = ["lease-seconds", "holder", "container", "blob"]
+                .into_iter()
+                .find(|field| why.contains(field))
+                .map_or("lease_seconds", |field| match field {
+                    "lease-seconds" => "lease_seconds",
+                    "blob" => "lock",
+                    other => other,
+                });
+            format!("set the `{variable}` variable: {why}")
+        }
+        GuardError::Lease(other) => format!("could not decide: {other:?}"),
     }
 }
 
