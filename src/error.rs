@@ -130,7 +130,7 @@ const AUTHORIZATION_FAILURE_HINT: &str = "on Azure this usually means the accoun
 
 /// The same code from an emulator on this machine or a loopback address, where no firewall
 /// rule applies and Azurite answers a signature that does not match with it.
-const EMULATOR_AUTHORIZATION_HINT: &str = "the signature did not match: check the account key \
+const EMULATOR_AUTHORIZATION_HINT: &str = "the signature did not match: a wrong account key \
      (or SAS) in the connection string; this is an emulator or loopback endpoint, where the \
      code means a wrong key rather than a firewall rule (on Azure it would name the account's \
      network rules)";
