@@ -5,15 +5,17 @@
 use super::exports::traffic_cop::lease0_1_0::lease::Lock;
 use super::exports::traffic_cop::lease0_3_0::guard::{
     Claimed, Decision, FencedData, FencedError, FencedWrite, GuardError, GuardOptions, Guest,
-    Location, OperatorAnswer, Outcome, Schedule, SkipReason, StaleFencingToken, StatusBoard,
-    Ticket,
+    Location, OperatorAnswer, Outcome, Schedule, SettingsCheck, ShownTime, SkipReason,
+    StaleFencingToken, StatusBoard, Ticket,
 };
 use super::guard_v3_convert as convert;
 use super::lease::lock_ref;
 use super::shared;
 use super::{client, Component};
 use crate::config::Account;
+use crate::error::Error;
 use crate::guard::{self as core, unix_ms};
+use crate::schedule::ScheduleError;
 use std::time::Duration;
 
 /// The most due times one `due-times` call lists.
@@ -126,15 +128,32 @@ impl Guest for Component {
 
     fn due_times(schedule: Schedule, after_ms: u64, count: u32) -> Result<Vec<u64>, GuardError> {
         let schedule = convert::schedule(&schedule).map_err(convert::error)?;
-        let mut times = Vec::new();
-        let mut at = after_ms;
-        for _ in 0..count.min(MAX_DUE_TIMES) {
-            match schedule.after(at) {
-                Some(due) => times.push(due),
-                None => break,
-            }
-            at = *times.last().unwrap_or(&at);
-        }
-        Ok(times)
+        Ok(core::due_times(&schedule, after_ms, count.min(MAX_DUE_TIMES)))
+    }
+
+    fn check_settings(
+        lock: Lock,
+        options: GuardOptions,
+        count: u32,
+        reach_storage: bool,
+    ) -> SettingsCheck {
+        let settings = core::Settings {
+            connection_string: &lock.connection_string,
+            container: &lock.container,
+            blob: &lock.blob,
+            options: convert::options(&options),
+            schedule: convert::schedule(&options.schedule),
+        };
+        convert::settings_check(core::check_settings(&mut client(), settings, count, reach_storage))
+    }
+
+    fn show_time(at_ms: u64, time_zone: Option<String>) -> Result<ShownTime, GuardError> {
+        let zone = match time_zone.as_deref().map(str::trim) {
+            None | Some("") => crate::zone::Zone::utc(),
+            Some(name) => crate::zone::Zone::named(name).map_err(|e| {
+                convert::error(Error::BadSchedule(ScheduleError::new("time-zone", e.to_string())))
+            })?,
+        };
+        Ok(convert::shown_time(core::ShownTime::new(at_ms, &zone)))
     }
 }

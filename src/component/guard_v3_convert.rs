@@ -220,6 +220,10 @@ pub(super) fn board_entry(entry: core::BoardEntry) -> wit::BoardEntry {
         running: record.running,
         last_outcome: record.outcome.clone(),
         schedule: recorded,
+        time_zone: match &entry.schedule {
+            Some(Schedule::Cron(cron)) => Some(cron.zone().name().to_string()),
+            _ => None,
+        },
         last_due_ms: entry.last_due_ms,
         next_due_ms: entry.next_due_ms,
         overdue: entry.overdue,
@@ -255,5 +259,38 @@ fn past_run(run: &core::PastRun) -> wit::PastRun {
             core::PastOutcome::Abandoned => wit::PastOutcome::Abandoned,
             core::PastOutcome::Replaced => wit::PastOutcome::Replaced,
         },
+    }
+}
+
+pub(super) fn shown_time(shown: core::ShownTime) -> wit::ShownTime {
+    wit::ShownTime { at_ms: shown.at_ms, utc: shown.utc, local: shown.local }
+}
+
+pub(super) fn settings_check(check: core::SettingsCheck) -> wit::SettingsCheck {
+    let storage = check.storage.map(|answer| match answer {
+        core::StorageAnswer::LockExists { state, holder, last_start_ms } => {
+            wit::StorageAnswer::LockExists(wit::LockFound {
+                state: super::lease_state(state),
+                holder,
+                last_start_ms,
+            })
+        }
+        core::StorageAnswer::LockMissing => wit::StorageAnswer::LockMissing,
+        core::StorageAnswer::Failed(error) => wit::StorageAnswer::Failed(error.into()),
+    });
+    wit::SettingsCheck {
+        problems: check
+            .problems
+            .into_iter()
+            .map(|p| wit::BadSetting { field: p.field, message: p.message })
+            .collect(),
+        time_zone: check.time_zone,
+        next_due: check.next_due.into_iter().map(shown_time).collect(),
+        account: check.account.map(|a| wit::AccountShown {
+            name: a.name,
+            endpoint: a.endpoint,
+            credential: a.credential.to_string(),
+        }),
+        storage,
     }
 }

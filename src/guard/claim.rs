@@ -198,9 +198,9 @@ fn work_page<T: Transport, R: Runtime>(
         };
         match attempt(client, lock, options, &look)? {
             Attempt::Run(ticket) => claimed.tickets.push(ticket),
-            Attempt::Changed | Attempt::Skip(SkipReason::HeldByOther { .. }) => {
-                return Ok(PageEnd::Met)
-            }
+            Attempt::Changed
+            | Attempt::Outraced
+            | Attempt::Skip(SkipReason::HeldByOther { .. }) => return Ok(PageEnd::Met),
             Attempt::Skip(_) => {}
         }
     }

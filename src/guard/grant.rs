@@ -31,6 +31,9 @@ pub(crate) enum Attempt {
     Skip(SkipReason),
     /// The record changed between our look and our acquire or write: look again.
     Changed,
+    /// Another replica took the lease between our look and our acquire: a look now names its
+    /// run once its record is written (a follower's line should say who holds the lock).
+    Outraced,
 }
 
 /// Decides from `look` and, if it is our turn, takes the lease and records the grant. Never
@@ -62,10 +65,7 @@ pub(crate) fn attempt<T: Transport, R: Runtime>(
     let acquire = Acquire::new(options.lease_duration(), lease_id.clone())?.if_match(Some(etag));
     let grant = match client.execute_by(lock, &acquire, Some(deadline)) {
         Ok(grant) => grant,
-        Err(Error::HeldByOther(_)) => {
-            let held = SkipReason::HeldByOther { holder: None, since_ms: None, waited_ms: 0 };
-            return Ok(Attempt::Skip(held));
-        }
+        Err(Error::HeldByOther(_)) => return Ok(Attempt::Outraced),
         Err(error) if is_condition_failure(&error) => return Ok(Attempt::Changed),
         Err(error) => {
             if outcome_unknown(&error) && !client.release_unheard(lock, &lease_id, None) {

@@ -1,6 +1,7 @@
 //! `guarded_invoke`: look, then (if it is our turn) a conditional acquire and a conditional
 //! record write. Round trips: a follower that must skip, 1 (HEAD); a leader, 3 (4 the first time,
-//! when the lock blob is created). With `wait`, a held lock is looked at again, with backoff and
+//! when the lock blob is created); a replica that loses the race for the lease, 3 (its second
+//! look names the winner's run once that is recorded). With `wait`, a held lock is looked at again, with backoff and
 //! jitter, until it is free or the wait is over.
 
 use super::grant::{attempt, Attempt, Look};
@@ -61,6 +62,7 @@ fn invoke<T: Transport, R: Runtime>(
     lock: &Lock,
     options: &GuardOptions,
 ) -> Result<Decision, Error> {
+    let mut outraced = false;
     for _ in 0..MAX_REREADS {
         let status = match client.inspect(lock) {
             Err(Error::NotFound(missing)) => {
@@ -84,6 +86,15 @@ fn invoke<T: Transport, R: Runtime>(
             }
             Attempt::Skip(reason) => return Ok(Decision::Skip(reason)),
             Attempt::Changed => {}
+            // One look more, not a loop: a lease that keeps changing hands is held by others.
+            Attempt::Outraced if outraced => {
+                return Ok(Decision::Skip(SkipReason::HeldByOther {
+                    holder: None,
+                    since_ms: None,
+                    waited_ms: 0,
+                }))
+            }
+            Attempt::Outraced => outraced = true,
         }
     }
     // Requests were sent and answered: this is the service's last word, a failed condition.

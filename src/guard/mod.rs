@@ -17,6 +17,7 @@
 //! | file | what it holds |
 //! |---|---|
 //! | `options` | [`GuardOptions`], validated when built |
+//! | `check` | settings judged before a deployment runs them: one look, nothing written |
 //! | `decide` | the pure decision |
 //! | `record`, `record_keys` | the run record and its metadata keys |
 //! | `invoke`, `grant`, `unheard` | `guarded_invoke`: look, acquire, record; waiting for a held lock; a grant whose answer was lost |
@@ -26,6 +27,7 @@
 //! | `operator` | pause, resume and run-now, written under the running run's lease id |
 
 mod board;
+mod check;
 mod claim;
 mod claim_state;
 mod complete;
@@ -44,6 +46,10 @@ mod record_keys;
 mod unheard;
 
 pub use board::{board, BoardEntry};
+pub use check::{
+    bad_option, check_settings, due_times, AccountShown, BadSetting, Settings, SettingsCheck,
+    ShownTime, StorageAnswer, MAX_SHOWN_DUE_TIMES,
+};
 pub use claim::{claim, Claim};
 pub use complete::complete;
 pub use decide::{decide, Contend, Verdict};

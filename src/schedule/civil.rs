@@ -91,6 +91,29 @@ pub fn days_in_month(year: i64, month: u32) -> u32 {
     }
 }
 
+/// `unix_ms` on a wall clock `offset_seconds` east of UTC, as ISO 8601 to the second:
+/// `2026-11-27T02:00:00+01:00`, or `…Z` when the offset is zero. Milliseconds are dropped
+/// (people read these; the `-ms` fields beside them keep the exact instant).
+pub fn iso8601(unix_ms: u64, offset_seconds: i32) -> String {
+    let local = (unix_ms / 1000) as i64 + i64::from(offset_seconds);
+    let (days, second) = (local.div_euclid(SECONDS_PER_DAY), local.rem_euclid(SECONDS_PER_DAY));
+    let (year, month, day) = civil_from_days(days);
+    let (h, m, s) = (second / 3600, second / 60 % 60, second % 60);
+    let offset = match offset_seconds {
+        0 => "Z".to_string(),
+        o => {
+            let sign = if o < 0 { '-' } else { '+' };
+            let o = o.unsigned_abs();
+            match o % 60 {
+                0 => format!("{sign}{:02}:{:02}", o / 3600, o / 60 % 60),
+                // Local mean times before 1900 carry seconds; ISO 8601 allows them in extended form.
+                secs => format!("{sign}{:02}:{:02}:{secs:02}", o / 3600, o / 60 % 60),
+            }
+        }
+    };
+    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}{offset}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,6 +30,7 @@ mod retries;
 mod schedule;
 mod schedule_change;
 mod secrets;
+mod settings_check;
 mod signing_vectors;
 mod skew;
 mod sweep;

@@ -4,8 +4,8 @@ empty so that it reads the pinned tzdata package, the release src/zone/table.rs 
 One JSON question per line on stdin, one JSON answer per line on stdout:
 - {"names": true} -> {"names": [...]}: zoneinfo.available_timezones()
 - {"zone": Z, "offsets": [t, ...], "civil": [c, ...], "scan": [from, to]} ->
-  {"offsets": [...], "civil": [...], "transitions": [...]}: the UTC offset at each Unix
-  second; what each civil second (seconds since 1970-01-01T00:00 on the wall clock) is, as
+  {"offsets": [...], "iso": [...], "civil": [...], "transitions": [...]}: the UTC offset at
+  each Unix second and its ISO 8601 wall-clock reading; what each civil second (seconds since 1970-01-01T00:00 on the wall clock) is, as
   ["unique", t], ["gap", first instant after the gap] or ["fold", first, second]; and the
   instants in [from, to) where the offset changes, found by a daily scan and bisection (no zone changes twice within a day).
 """
@@ -75,6 +75,7 @@ def answer(question):
     zone = zoneinfo.ZoneInfo(question["zone"])
     out = {
         "offsets": [offset(zone, t) for t in question.get("offsets", [])],
+        "iso": [datetime.fromtimestamp(t, zone).isoformat() for t in question.get("offsets", [])],
         "civil": [classify(zone, c) for c in question.get("civil", [])],
     }
     if "scan" in question:

@@ -1,9 +1,10 @@
 //! src/zone judged by Python's zoneinfo over the same pinned tzdata (tests/oracles/zones.py):
-//! the set of names; for every zone, the offset at random instants of 2020..2060 and every
+//! the set of names; for every zone, the offset (and its ISO 8601 reading) at random instants of 2020..2060 and every
 //! offset change in 2020..2060; and civil times, random ones and those within two hours of
 //! every change in 2024..2030, read back as unique, gap or fold.
 
 use serde_json::{json, Value};
+use traffic_cop::schedule::civil;
 use traffic_cop::zone::{Local, Zone};
 use traffic_cop_testbed::needs::require;
 use traffic_cop_testbed::oracle;
@@ -54,6 +55,14 @@ fn offsets_and_changes_agree_with_zoneinfo() {
     let (mut offsets, mut changes, mut civil_times, mut wrong) = (0, 0, 0, Vec::new());
     for ((zone, instants, civil, ours), line) in asked.into_iter().zip(answers.lines()) {
         let answer: Value = serde_json::from_str(line).expect("JSON");
+        for (&t, theirs) in instants.iter().zip(answer["iso"].as_array().expect("iso")) {
+            // What the guard shows people (`show-time`, the board, the log lines).
+            let ours = civil::iso8601(t as u64 * 1000, zone.offset_at(t));
+            let ours = ours.strip_suffix('Z').map_or(ours.clone(), |utc| format!("{utc}+00:00"));
+            if Some(ours.as_str()) != theirs.as_str() {
+                wrong.push(format!("{} at {t}: {ours} against {theirs}", zone.name()));
+            }
+        }
         for (&t, theirs) in instants.iter().zip(answer["offsets"].as_array().expect("offsets")) {
             offsets += 1;
             if Some(i64::from(zone.offset_at(t))) != theirs.as_i64() {

@@ -21,8 +21,8 @@ fn ticks(nodes: &[Node]) -> Vec<Tick> {
         .flat_map(|(i, node)| {
             let log = node.replica.log("cron-job");
             log.lines()
-                .filter_map(|l| l.strip_prefix("cron tick ")?.split_once(": "))
-                .filter_map(|(at, report)| parse_report(at.parse().ok()?, i, report))
+                .filter_map(traffic_cop_testbed::tick_line)
+                .filter_map(|(at, report)| parse_report(at, i, report))
                 .collect::<Vec<_>>()
         })
         .collect();
@@ -77,7 +77,9 @@ fn after_all_replicas_were_down_one_catch_up_run_reports_the_missed_due_times() 
     assert!(missed >= 3, "the replicas were down through at least three due times\n{all}");
     assert_eq!(first.token, Some(last.token.unwrap() + 1), "{all}");
     let log = after[first.node].replica.log("cron-job");
-    let line = log.lines().find(|l| l.starts_with(&format!("cron tick {}: ", first.at)));
+    let line = log
+        .lines()
+        .find(|l| traffic_cop_testbed::tick_line(l).is_some_and(|(at, _)| at == first.at));
     assert!(
         line.is_some_and(|l| l.contains(&format!(" (caught up {missed} missed due times): "))),
         "the catch-up run must report {missed} missed due times: {line:?}\n{all}"
@@ -86,7 +88,7 @@ fn after_all_replicas_were_down_one_catch_up_run_reports_the_missed_due_times() 
         // A follower that looked before the winner recorded its run lost the acquire race and
         // cannot name the holder yet.
         let winner = format!("held by {}", first.holder);
-        let ok = ["already ran", &winner, "held by another instance"];
+        let ok = ["already ran", &winner, "held by another replica whose run is not recorded yet"];
         assert!(ok.iter().any(|o| t.detail.contains(o)), "{t:?}\n{all}");
     }
     println!(

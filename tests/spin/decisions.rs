@@ -30,10 +30,10 @@ pub fn decisions(node: &Node) -> Vec<Decision> {
         .log("cron-job")
         .lines()
         .filter_map(|l| {
-            let (tick, report) = l.strip_prefix("cron tick ")?.split_once(": ")?;
+            let (tick, report) = traffic_cop_testbed::tick_line(l)?;
             let token = report.split(" ran with fencing token ").nth(1)?;
             let token = token.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()?;
-            Some((token, tick.parse().ok()?))
+            Some((token, tick))
         })
         .collect();
     node.replica

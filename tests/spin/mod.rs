@@ -5,6 +5,7 @@
 
 mod catchup;
 mod chaos;
+mod check_settings;
 mod decisions;
 mod entra;
 mod guests;
@@ -13,6 +14,7 @@ mod otel;
 mod ports;
 mod prometheus;
 mod real_spin;
+mod schedule_change;
 mod story_checks;
 mod templates;
 
@@ -23,6 +25,7 @@ pub fn tests() -> Vec<traffic_cop_testbed::runner::Test> {
     let tests = [
         real_spin::tests(),
         prometheus::tests(),
+        schedule_change::tests(),
         chaos::tests(),
         guests::tests(),
         operator::tests(),
@@ -32,6 +35,7 @@ pub fn tests() -> Vec<traffic_cop_testbed::runner::Test> {
         otel::tests(),
         ports::tests(),
         story_checks::tests(),
+        check_settings::tests(),
     ];
     tests.concat()
 }

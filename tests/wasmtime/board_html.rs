@@ -7,7 +7,10 @@
 use traffic_cop_testbed::runner::Test;
 
 use std::collections::BTreeMap;
-use traffic_cop_testbed::azurite::Azurite;
+use std::time::{Duration, UNIX_EPOCH};
+use traffic_cop_testbed::azurite::{connection_string_for_port, Azurite};
+use traffic_cop_testbed::clock_proxy::ServiceClockProxy;
+use traffic_cop_testbed::EMULATOR_KEY_B64;
 use traffic_cop_wasm_host::apps::App;
 use traffic_cop_wasm_host::component::Host;
 
@@ -119,6 +122,73 @@ fn the_html_board_draws_each_locks_recent_runs_in_a_real_browser() {
     eprintln!("html board screenshot: {red_before} -> {red_after} failure-red pixels");
 }
 
+/// A job due at 02:00 in Berlin whose second run came 11 h 50 min late, with the service's
+/// clock moved by a proxy: the board's title names the app, its times stand on the Berlin wall
+/// clock beside UTC, and the lateness is written where the last run is shown and drawn (an
+/// amber badge and mark) in a real browser, not only in a tooltip.
+fn the_html_board_names_the_app_shows_the_jobs_zone_and_a_late_run() {
+    let http = App::load(&Host::shared().engine, "http_job").unwrap();
+    let clock = ServiceClockProxy::start(Azurite::shared().port);
+    let container = format!("late{}", std::process::id());
+    let vars: BTreeMap<String, String> = [
+        ("connection_string", connection_string_for_port(clock.port, EMULATOR_KEY_B64)),
+        ("container", container),
+        ("lock", "nightly-cleanup".to_string()),
+        ("holder", "web-0".to_string()),
+        ("lease_seconds", "15".to_string()),
+        ("schedule", "0 0 2 * * *".to_string()),
+        ("time_zone", "Europe/Berlin".to_string()),
+        ("board_cache_seconds", "0".to_string()),
+        ("app_name", "nightly-reports".to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    // The next two 02:00s in Berlin after now, from the app's own settings check.
+    let (_, _, check) = http.http(&vars, "GET", "/check").unwrap();
+    let check: serde_json::Value = serde_json::from_str(&check).unwrap();
+    let due = |i: usize| check["next_due"][i]["at_ms"].as_u64().unwrap() / 1000;
+    let run_at = |at: u64| {
+        clock.set(UNIX_EPOCH + Duration::from_secs(at) + Duration::from_millis(1_000));
+        let (status, _, report) = http.http(&vars, "POST", "/run").unwrap();
+        assert_eq!(status, 200, "{report}");
+        assert!(report.contains("\"decision\":\"run\""), "{report}");
+        http.http(&vars, "GET", "/status.html").unwrap().2
+    };
+    let dir = traffic_cop_testbed::repo_root().join("target/screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    const LATE_AMBER: [u8; 3] = [0xb3, 0x5c, 0x00];
+    let on_time = run_at(due(0) + 2);
+    let late_by = 11 * 3600 + 50 * 60;
+    let late = run_at(due(1) + late_by);
+    for page in [&on_time, &late] {
+        assert!(
+            page.contains("<title>nightly-reports \u{2014} traffic-cop board</title>"),
+            "{page}"
+        );
+        assert!(!page.contains("traffic-cop: "), "{page}");
+    }
+    assert!(!on_time.contains("late</span>"), "an on-time run is not flagged: {on_time}");
+    assert!(late.contains("last run 11 h 50 min late"), "{late}");
+    let local_due = check["next_due"][1]["local"].as_str().unwrap();
+    let utc_due = check["next_due"][1]["utc"].as_str().unwrap();
+    assert!(local_due.contains("T02:00:00+0"), "{local_due}");
+    assert!(
+        late.contains(&format!("for the due time {local_due} ({utc_due}), 11 h 50 min late")),
+        "the Berlin due time beside UTC: {late}"
+    );
+    let next = check["next_due"][2]["local"].as_str().unwrap();
+    assert!(late.contains(next), "next due on the Berlin clock ({next}): {late}");
+    let (amber_before, _) = screenshot_pixels(&on_time, &dir, "on-time", LATE_AMBER);
+    let (amber_after, _) = screenshot_pixels(&late, &dir, "late", LATE_AMBER);
+    assert!(
+        amber_after >= amber_before + 500,
+        "the late run is not drawn: {amber_before} amber pixels before, {amber_after} after \
+         (target/screenshots/late.png)"
+    );
+    eprintln!("html board screenshot: {amber_before} -> {amber_after} late-amber pixels");
+}
+
 fn failed() -> traffic_cop_wasm_host::component::v3::Outcome {
     traffic_cop_wasm_host::component::v3::Outcome::Failure("upstream said 503".into())
 }
@@ -127,5 +197,6 @@ pub fn tests() -> Vec<Test> {
     traffic_cop_testbed::tests![
         hostile_names_and_holders_are_escaped_on_the_html_board,
         the_html_board_draws_each_locks_recent_runs_in_a_real_browser,
+        the_html_board_names_the_app_shows_the_jobs_zone_and_a_late_run,
     ]
 }

@@ -22,6 +22,7 @@ mod node_jco;
 mod prometheus_files;
 mod publishing;
 mod schedule_change;
+mod settings_check;
 mod spin_app;
 mod spinkube;
 mod transport;
@@ -46,6 +47,7 @@ pub fn tests() -> Vec<traffic_cop_testbed::runner::Test> {
         prometheus_files::tests(),
         publishing::tests(),
         schedule_change::tests(),
+        settings_check::tests(),
         spin_app::tests(),
         spinkube::tests(),
         transport::tests(),

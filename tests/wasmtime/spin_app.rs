@@ -178,7 +178,7 @@ fn cron_replicas_run_the_job_once_per_interval() {
     for later in &printed[1..] {
         assert!(
             later.contains("skipped: already ran for the due time")
-                && later.contains("(replica-0)"),
+                && later.contains(": the run replica-0 started at "),
             "{printed:?}"
         );
     }
@@ -215,7 +215,11 @@ fn http_component_runs_the_job_and_renders_the_board() {
     let report: serde_json::Value = serde_json::from_str(&second.2).unwrap();
     assert_eq!(report["decision"].as_str(), Some("skip"), "{}", second.2);
     assert!(report["detail"].as_str().unwrap().contains("already ran for the due time"));
-    assert!(report["detail"].as_str().unwrap().contains("(web-1)"), "{}", second.2);
+    assert!(
+        report["detail"].as_str().unwrap().contains("the run web-1 started at"),
+        "{}",
+        second.2
+    );
 
     let (status, content_type, body) = http.http(&vars, "GET", "/status").unwrap();
     assert_eq!((status, content_type.as_str()), (200, "application/json"));

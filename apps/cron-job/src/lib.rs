@@ -10,9 +10,18 @@ export!(CronJob);
 
 impl Guest for CronJob {
     fn handle_cron_event(metadata: Metadata) -> Result<(), Error> {
-        let settings = traffic_cop_app::Settings::for_event().map_err(Error::Other)?;
+        let prefix = format!("cron tick {}: ", traffic_cop_app::tick_time(metadata.timestamp));
+        // Misconfiguration fails the event (trigger-cron logs it) and is said on stderr,
+        // naming the variable to fix; a skip is a normal outcome.
+        let settings = traffic_cop_app::Settings::for_event().map_err(|bad| {
+            eprintln!("{prefix}error: {bad}");
+            Error::Other(bad.to_string())
+        })?;
         let report = traffic_cop_app::tick(&settings);
-        report.print(&format!("cron tick {}: ", metadata.timestamp));
+        report.print(&prefix);
+        if report.is_misconfigured() {
+            return Err(Error::Other(report.detail));
+        }
         Ok(())
     }
 }

@@ -4,15 +4,11 @@
 
 use spin_sdk::http::{IntoResponse, Method, Request, Response};
 use spin_sdk::http_component;
-use traffic_cop_app::routes::{handle as route, Asked};
+use traffic_cop_app::routes::{handle as route, unsettled, Asked};
 use traffic_cop_app::Settings;
 
 #[http_component]
 fn handle(request: Request) -> Response {
-    let settings = match Settings::for_event() {
-        Ok(settings) => settings,
-        Err(error) => return respond(500, "text/plain; charset=utf-8", error),
-    };
     let method = match request.method() {
         Method::Get => "GET",
         Method::Post => "POST",
@@ -26,7 +22,13 @@ fn handle(request: Request) -> Response {
         authorization: header("authorization"),
         accept: header("accept"),
     };
-    let answer = route(&settings, &asked);
+    let answer = match Settings::for_event() {
+        Ok(settings) => route(&settings, &asked),
+        Err(bad) => {
+            eprintln!("http {}: error: {bad}", asked.path);
+            unsettled(&bad, &asked)
+        }
+    };
     respond(answer.status, answer.content_type, answer.body)
 }
 

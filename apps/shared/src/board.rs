@@ -4,7 +4,7 @@
 
 use crate::guard::{self, BoardEntry, PastOutcome};
 use crate::lease::LeaseState;
-use crate::tick::describe;
+use crate::words::describe;
 use crate::Settings;
 use serde::{Deserialize, Serialize};
 
@@ -19,6 +19,8 @@ pub struct BoardRow {
     pub running: bool,
     pub last_outcome: Option<String>,
     pub schedule: Option<String>,
+    /// The schedule's IANA zone (none: UTC), to show the row's times on the job's wall clock.
+    pub time_zone: Option<String>,
     pub last_due_ms: Option<u64>,
     pub next_due_ms: Option<u64>,
     pub overdue: bool,
@@ -57,6 +59,9 @@ pub struct PastRunRow {
 /// One listing of the lock container, as every rendering uses it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Snapshot {
+    /// What the board's title calls the app (`app_name`, else the app's lock).
+    #[serde(default)]
+    pub app: String,
     /// When storage was listed (this host's clock, ms since the Unix epoch).
     pub listed_at_ms: u64,
     /// The tz database release the lease component carries.
@@ -101,6 +106,7 @@ impl From<BoardEntry> for BoardRow {
             running: e.running,
             last_outcome: e.last_outcome,
             schedule: e.schedule,
+            time_zone: e.time_zone,
             last_due_ms: e.last_due_ms,
             next_due_ms: e.next_due_ms,
             overdue: e.overdue,
@@ -142,6 +148,11 @@ pub fn state_name(state: LeaseState) -> &'static str {
 pub fn list(settings: &Settings) -> Result<Snapshot, String> {
     let board = guard::board(&settings.location()).map_err(|e| describe(&e))?;
     Ok(Snapshot {
+        app: if settings.app_name.is_empty() {
+            settings.lock.clone()
+        } else {
+            settings.app_name.clone()
+        },
         listed_at_ms: now_ms(),
         tzdata: board.tzdata,
         container: settings.container.clone(),
@@ -157,22 +168,4 @@ pub fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
-}
-
-/// `YYYY-MM-DD HH:MM:SS` (UTC) from ms since the Unix epoch (civil-from-days, no date crate).
-pub fn time(ms: Option<u64>) -> String {
-    let Some(ms) = ms else { return "-".into() };
-    let secs = ms / 1000;
-    let days = (secs / 86_400) as i64;
-    let (h, m, s) = (secs / 3600 % 24, secs / 60 % 60, secs % 60);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02} {h:02}:{m:02}:{s:02}")
 }

@@ -7,6 +7,7 @@
 mod board;
 mod board_html;
 mod cache;
+mod check;
 mod metrics;
 mod operator;
 mod result;
@@ -14,9 +15,10 @@ pub mod routes;
 mod settings;
 mod tick;
 mod token;
+mod words;
 
 pub use board::{list, BoardRow, Snapshot};
-pub use settings::Settings;
+pub use settings::{BadVariable, Settings};
 pub use tick::{tick, TickReport};
 
 wit_bindgen::generate!({ world: "guard-client", path: "../wit", generate_all });
@@ -25,9 +27,14 @@ pub use traffic_cop::lease0_1_0::lease;
 pub use traffic_cop::lease0_2_0::identity;
 pub use traffic_cop::lease0_3_0::guard;
 
+/// A trigger's tick time (Unix seconds) as people read it: ISO 8601 in UTC.
+pub fn tick_time(unix_seconds: u64) -> String {
+    words::utc(Some(unix_seconds.saturating_mul(1000)))
+}
+
 impl Settings {
     /// The settings of this event: Spin variables, with a kept Entra ID token when there is one.
-    pub fn for_event() -> Result<Settings, String> {
+    pub fn for_event() -> Result<Settings, BadVariable> {
         let mut settings = Settings::from_spin_variables()?;
         settings.connection_string = token::with_kept_token(&settings);
         Ok(settings)

@@ -7,6 +7,7 @@
 //! left out rather than given a made-up value.
 
 use crate::board::{BoardRow, Snapshot};
+use crate::settings::BadVariable;
 
 pub const PROMETHEUS_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 pub const OPENMETRICS_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -154,9 +155,27 @@ const FAMILIES: &[Family] = &[
     },
 ];
 
-/// The exposition of `snapshot` (None: storage could not be listed, so only `storage_up` 0).
-pub fn render(snapshot: Option<&Snapshot>, openmetrics: bool) -> String {
+/// The exposition of `snapshot` (None: storage could not be listed, so only `storage_up` 0),
+/// with a `misconfigured` sample per variable whose value cannot be used.
+pub fn render(
+    snapshot: Option<&Snapshot>,
+    misconfigured: &[BadVariable],
+    openmetrics: bool,
+) -> String {
     let mut out = String::new();
+    header(
+        &mut out,
+        "traffic_cop_misconfigured",
+        "gauge",
+        None,
+        "1 for each of this app's variables whose value cannot be used (the job cannot run until it is fixed).",
+        openmetrics,
+    );
+    let mut variables: Vec<&str> = misconfigured.iter().map(|bad| bad.variable).collect();
+    variables.dedup();
+    for variable in variables {
+        out.push_str(&format!("traffic_cop_misconfigured{{variable=\"{}\"}} 1\n", label(variable)));
+    }
     let container = snapshot.map(|s| s.container.as_str()).unwrap_or("");
     header(
         &mut out,

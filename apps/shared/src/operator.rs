@@ -3,7 +3,7 @@
 
 use crate::guard::{self, OperatorAnswer};
 use crate::routes::query_value;
-use crate::tick::describe;
+use crate::words::describe;
 use crate::Settings;
 use serde::Serialize;
 

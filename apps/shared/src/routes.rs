@@ -2,6 +2,8 @@
 //! - `POST /run`: one guarded tick, as the cron component does; the decision as JSON.
 //! - `GET /status`, `GET /status.html`: the board as JSON and as a page.
 //! - `GET /metrics`: Prometheus' text format, or OpenMetrics when asked for.
+//! - `GET /check`: the settings judged before they run (`check`): the variables to fix, the next
+//!   due times in the job's zone and in UTC, and one look at storage that creates nothing.
 //! - `POST /pause?by=…&reason=…&drain_ms=…`, `POST /resume?by=…`, `POST /run-now?by=…`: the
 //!   operator's verbs; they exist only when `board_token` is set.
 //!
@@ -11,7 +13,8 @@
 
 use crate::board::{board_json, Snapshot};
 use crate::board_html::board_html;
-use crate::{cache, metrics, operator, tick, Settings};
+use crate::settings::BadVariable;
+use crate::{cache, check, metrics, operator, tick, Settings};
 
 /// A route's answer.
 pub struct Answer {
@@ -39,14 +42,14 @@ pub struct Asked<'a> {
     pub accept: Option<&'a str>,
 }
 
-const ROUTES: &str = "routes: POST /run, GET /status, GET /status.html, GET /metrics (and, with \
-                      board_token set, POST /pause, /resume, /run-now)";
+const ROUTES: &str = "routes: POST /run, GET /status, GET /status.html, GET /metrics, GET /check \
+                      (and, with board_token set, POST /pause, /resume, /run-now)";
 
 pub fn handle(settings: &Settings, asked: &Asked) -> Answer {
     let protected = !settings.board_token.is_empty();
     let path = asked.path.strip_suffix('/').filter(|p| !p.is_empty()).unwrap_or(asked.path);
     let operator_route = matches!(path, "/pause" | "/resume" | "/run-now");
-    let known = matches!(path, "/run" | "/status" | "/status.html" | "/metrics");
+    let known = matches!(path, "/run" | "/status" | "/status.html" | "/metrics" | "/check");
     if !(known || operator_route && protected) {
         return Answer::text(404, ROUTES);
     }
@@ -62,7 +65,12 @@ pub fn handle(settings: &Settings, asked: &Asked) -> Answer {
         ("POST", "/run") => {
             let report = tick::tick(settings);
             report.print("http tick: ");
-            Answer::json(200, report.json())
+            // A scheduler that POSTs /run (a Kubernetes CronJob) sees misconfiguration fail.
+            Answer::json(if report.is_misconfigured() { 500 } else { 200 }, report.json())
+        }
+        ("GET", "/check") => {
+            let (status, body) = check::check_json(settings);
+            Answer::json(status, body)
         }
         ("GET", "/status") => listed(settings, |s| Answer::json(200, board_json(s))),
         ("GET", "/status.html") => listed(settings, |s| Answer {
@@ -77,7 +85,7 @@ pub fn handle(settings: &Settings, asked: &Asked) -> Answer {
             // A failed listing is still an answer: storage_up 0, so "storage unreachable" and
             // "app not scraped" are told apart.
             let snapshot = cache::snapshot(settings).ok().map(|(snapshot, _)| snapshot);
-            let body = metrics::render(snapshot.as_ref(), openmetrics);
+            let body = metrics::render(snapshot.as_ref(), &check::problems(settings), openmetrics);
             Answer { status: 200, content_type, body }
         }
         ("POST", verb @ ("/pause" | "/resume" | "/run-now")) => {
@@ -87,6 +95,31 @@ pub fn handle(settings: &Settings, asked: &Asked) -> Answer {
             }
         }
         _ => Answer::text(405, ROUTES),
+    }
+}
+
+/// The answer when the app's variables cannot even be read into settings: `/metrics` and
+/// `/check` still say which variable to fix (so the alert fires and the check explains), every
+/// other route is a 500 that names it. No route is served to anyone else: without settings the
+/// board token cannot be checked, and these two answers carry no secret.
+pub fn unsettled(bad: &BadVariable, asked: &Asked) -> Answer {
+    let path = asked.path.strip_suffix('/').filter(|p| !p.is_empty()).unwrap_or(asked.path);
+    match (asked.method, path) {
+        ("GET", "/metrics") => {
+            let openmetrics = metrics::wants_openmetrics(asked.accept);
+            let content_type =
+                if openmetrics { metrics::OPENMETRICS_TYPE } else { metrics::PROMETHEUS_TYPE };
+            let body = metrics::render(None, std::slice::from_ref(bad), openmetrics);
+            Answer { status: 200, content_type, body }
+        }
+        ("GET", "/check") => {
+            let body = serde_json::json!({
+                "ok": false,
+                "problems": [{"variable": bad.variable, "message": bad.message}],
+            });
+            Answer::json(422, serde_json::to_string_pretty(&body).unwrap_or_default())
+        }
+        _ => Answer::text(500, bad.to_string()),
     }
 }
 

@@ -4,6 +4,20 @@
 use crate::guard::{Cron, GuardOptions, Location, Overlap, Schedule};
 use crate::lease::Lock;
 
+/// A Spin variable whose value cannot be used, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BadVariable {
+    /// The variable's name in spin.toml (`time_zone`), which is what a user sets.
+    pub variable: &'static str,
+    pub message: String,
+}
+
+impl std::fmt::Display for BadVariable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "set the `{}` variable: {}", self.variable, self.message)
+    }
+}
+
 /// Everything a request or tick needs.
 #[derive(Clone)]
 pub struct Settings {
@@ -32,56 +46,69 @@ pub struct Settings {
     pub board_cache_seconds: u64,
     /// Keep an Entra ID token in Spin key-value between events (on by default).
     pub keep_token: bool,
+    /// What the board's title calls the app; empty: the lock's name.
+    pub app_name: String,
 }
 
 impl Settings {
     /// Reads the component's variables. `holder` may be empty: a random label is made per
     /// instance, since a Spin replica has no name of its own.
-    pub fn from_spin_variables() -> Result<Settings, String> {
+    pub fn from_spin_variables() -> Result<Settings, BadVariable> {
         Settings::from_lookup(|name| spin_sdk::variables::get(name).map_err(|e| format!("{e}")))
     }
 
-    pub fn from_lookup(get: impl Fn(&str) -> Result<String, String>) -> Result<Settings, String> {
-        let read = |name: &str| get(name).map_err(|e| format!("variable {name}: {e}"));
+    pub fn from_lookup(
+        get: impl Fn(&str) -> Result<String, String>,
+    ) -> Result<Settings, BadVariable> {
+        let bad = |variable: &'static str, message: String| BadVariable { variable, message };
+        let read = |name: &'static str| get(name).map_err(|e| bad(name, e));
         // Variables an older spin.toml may not declare read as empty.
         let optional = |name: &str| get(name).map(|v| v.trim().to_string()).unwrap_or_default();
-        let number = |name: &str, text: String| -> Result<Option<u64>, String> {
+        let number = |name: &'static str, text: String| -> Result<Option<u64>, BadVariable> {
             if text.is_empty() {
                 return Ok(None);
             }
             text.parse()
                 .map(Some)
-                .map_err(|_| format!("variable {name} must be a whole number, got {text:?}"))
+                .map_err(|_| bad(name, format!("must be a whole number, got {text:?}")))
+        };
+        let small = |name: &'static str, value: Option<u64>| {
+            value
+                .map(u32::try_from)
+                .transpose()
+                .map_err(|_| bad(name, format!("{} is too large", value.unwrap_or(0))))
         };
         let holder = read("holder")?;
         let holder = if holder.trim().is_empty() { random_holder() } else { holder };
         let lease_seconds = number("lease_seconds", read("lease_seconds")?.trim().to_string())?
-            .ok_or("variable lease_seconds is empty")?;
+            .ok_or_else(|| bad("lease_seconds", "is empty".into()))?;
         let replace = number("replace_after_seconds", optional("replace_after_seconds"))?;
         let settings = Settings {
             connection_string: read("connection_string")?,
             container: read("container")?,
             lock: read("lock")?,
             holder,
-            lease_seconds: u32::try_from(lease_seconds)
-                .map_err(|_| "variable lease_seconds is too large".to_string())?,
+            lease_seconds: small("lease_seconds", Some(lease_seconds))?.unwrap_or(0),
             schedule: optional("schedule"),
             time_zone: optional("time_zone"),
             starting_deadline_seconds: number(
                 "starting_deadline_seconds",
                 optional("starting_deadline_seconds"),
             )?,
-            replace_after_seconds: replace
-                .map(u32::try_from)
-                .transpose()
-                .map_err(|_| "variable replace_after_seconds is too large".to_string())?,
+            replace_after_seconds: small("replace_after_seconds", replace)?,
             work_ms: number("work_ms", optional("work_ms"))?.unwrap_or(0),
             board_token: optional("board_token"),
             board_cache_seconds: number("board_cache_seconds", optional("board_cache_seconds"))?
                 .unwrap_or(5),
             keep_token: !matches!(optional("keep_token").as_str(), "false" | "0" | "off"),
+            app_name: optional("app_name"),
         };
         Ok(settings)
+    }
+
+    /// The job's zone for showing times: none for UTC.
+    pub fn zone(&self) -> Option<&str> {
+        Some(self.time_zone.as_str()).filter(|z| !z.is_empty() && *z != "UTC")
     }
 
     pub fn lock(&self) -> Lock {

@@ -4,8 +4,10 @@
 //! held, and which runs were abandoned (granted, never completed, lease gone). Small, but it
 //! reads real state, and it must not run on every replica at once.
 
-use crate::board::{time, BoardRow};
-use crate::guard::{self, Decision, GuardError, Outcome, SkipReason};
+use crate::board::BoardRow;
+use crate::guard::{self, Decision, Outcome, SkipReason};
+use crate::settings::BadVariable;
+use crate::words::{describe, duration, shown};
 use crate::Settings;
 use serde::Serialize;
 
@@ -15,14 +17,18 @@ use serde::Serialize;
 pub struct TickReport {
     pub lock: String,
     pub holder: String,
-    /// `run` or `skip`.
+    /// `run`, `skip`, or `error`: the settings cannot be used (the event fails).
     pub decision: &'static str,
     /// Why it skipped: `held-by-other`, `already-ran`, `too-late`, `not-due`, `paused`,
-    /// `schedule-conflict` or `error` (runs: none).
+    /// `schedule-conflict` or `error`; an error's: `misconfigured` (runs: none).
     pub reason: Option<&'static str>,
+    /// A misconfigured app's variable to fix (`time_zone`).
+    pub variable: Option<&'static str>,
     pub fencing_token: Option<u64>,
     /// The due time the run is for, or the one the skip is about (ms since the Unix epoch).
     pub due_at_ms: Option<u64>,
+    /// The same due time in ISO 8601, on the job's wall clock (`time_zone`) with its offset.
+    pub due_at: Option<String>,
     pub late_by_ms: Option<u64>,
     /// Due times missed before this run, which it catches up for (runs only).
     pub missed: Option<u64>,
@@ -40,13 +46,24 @@ impl TickReport {
             holder: settings.holder.clone(),
             decision: "skip",
             reason: Some(reason),
+            variable: None,
             fencing_token: None,
             due_at_ms: due,
+            due_at: due.map(|ms| local(settings, ms)),
             late_by_ms: None,
             missed: None,
             manual_by: None,
             previous_abandoned: false,
             detail,
+        }
+    }
+
+    /// Settings that cannot be used: the variable to fix, named.
+    pub fn misconfigured(settings: &Settings, bad: &BadVariable) -> Self {
+        TickReport {
+            decision: "error",
+            variable: Some(bad.variable),
+            ..TickReport::skip(settings, "misconfigured", None, bad.to_string())
         }
     }
 
@@ -75,8 +92,14 @@ impl TickReport {
                     self.holder, self.detail
                 )
             }
+            None if self.decision == "error" => format!("[{}] error: {}", self.holder, self.detail),
             None => format!("[{}] skipped: {}", self.holder, self.detail),
         }
+    }
+
+    /// Whether the settings cannot be used: the event should fail, not skip.
+    pub fn is_misconfigured(&self) -> bool {
+        self.decision == "error"
     }
 
     /// Prints the decision: its JSON line on stdout, the line for people on stderr, prefixed.
@@ -86,8 +109,17 @@ impl TickReport {
     }
 }
 
+/// `at_ms` in ISO 8601 on the job's wall clock (UTC without a zone).
+fn local(settings: &Settings, at_ms: u64) -> String {
+    let zone = settings.zone();
+    guard::show_time(at_ms, zone)
+        .or_else(|_| guard::show_time(at_ms, None))
+        .map_or_else(|_| at_ms.to_string(), |t| t.local)
+}
+
 pub fn tick(settings: &Settings) -> TickReport {
     let skip = |reason, due, detail| TickReport::skip(settings, reason, due, detail);
+    let at = |ms: u64| shown(Some(ms), settings.zone());
     let ticket = match guard::guarded_invoke(&settings.lock(), &settings.options()) {
         Decision::Run(ticket) => ticket,
         // Spin makes an instance per event, so a replica's earlier tick may still be working
@@ -102,37 +134,45 @@ pub fn tick(settings: &Settings) -> TickReport {
             return skip("held-by-other", None, detail);
         }
         Decision::Skip(SkipReason::HeldByOther(held)) => {
-            let by = held.holder.unwrap_or_else(|| "another instance".into());
-            return skip("held-by-other", None, format!("held by {by}"));
+            let detail = match (held.holder, held.since_ms) {
+                (Some(by), Some(since)) => format!("held by {by}, running since {}", at(since)),
+                (Some(by), None) => format!("held by {by}"),
+                // The lease is taken and no run is recorded under it yet (a grant in flight,
+                // or a run closing): nobody can be named.
+                (None, _) => "held by another replica whose run is not recorded yet".into(),
+            };
+            return skip("held-by-other", None, detail);
         }
         Decision::Skip(SkipReason::AlreadyRan(ran)) => {
-            let by = ran.holder.unwrap_or_else(|| "another instance".into());
+            let by = ran.holder.unwrap_or_else(|| "a holder the record does not name".into());
+            let state = match (ran.running, ran.outcome) {
+                (true, _) => "still running".to_string(),
+                (false, Some(outcome)) => outcome,
+                (false, None) => "ended".to_string(),
+            };
             let detail = format!(
-                "already ran for the due time {} ({by}); next due {}",
-                time(Some(ran.due_at_ms)),
-                time(Some(ran.next_due_ms))
+                "already ran for the due time {}: the run {by} started at {} ({state}); next due {}",
+                at(ran.due_at_ms),
+                at(ran.started_at_ms),
+                at(ran.next_due_ms)
             );
             return skip("already-ran", Some(ran.due_at_ms), detail);
         }
         Decision::Skip(SkipReason::TooLate(late)) => {
             let detail = format!(
-                "too late: {} s after the due time, past the starting deadline; next due at {}",
-                late.late_by_ms / 1000,
-                time(Some(late.next_due_ms))
+                "too late: {} after the due time, past the starting deadline; next due {}",
+                duration(late.late_by_ms),
+                at(late.next_due_ms)
             );
             return skip("too-late", Some(late.due_at_ms), detail);
         }
         Decision::Skip(SkipReason::NotDue(not_due)) => {
-            let detail = format!("not due yet: next due at {}", time(Some(not_due.next_due_ms)));
+            let detail = format!("not due yet: next due {}", at(not_due.next_due_ms));
             return skip("not-due", Some(not_due.next_due_ms), detail);
         }
         Decision::Skip(SkipReason::Paused(paused)) => {
-            let detail = format!(
-                "paused by {} since {}: {}",
-                paused.by,
-                time(Some(paused.since_ms)),
-                paused.reason
-            );
+            let detail =
+                format!("paused by {} since {}: {}", paused.by, at(paused.since_ms), paused.reason);
             return skip("paused", None, detail);
         }
         Decision::Skip(SkipReason::ScheduleConflict(conflict)) => {
@@ -143,12 +183,17 @@ pub fn tick(settings: &Settings) -> TickReport {
             return skip("schedule-conflict", None, detail);
         }
         Decision::Skip(SkipReason::Error(error)) => {
-            return skip("error", None, format!("could not decide: {}", describe(&error)))
+            // Misconfiguration is an error to fix, not a skip to wait out.
+            if let Some(bad) = crate::check::problems(settings).into_iter().next() {
+                return TickReport::misconfigured(settings, &bad);
+            }
+            return skip("error", None, format!("could not decide: {}", describe(&error)));
         }
     };
     let report = |detail: String| TickReport {
         reason: None,
         decision: "run",
+        due_at: Some(local(settings, ticket.past_due.due_at_ms)),
         fencing_token: Some(ticket.fencing_token),
         due_at_ms: Some(ticket.past_due.due_at_ms),
         late_by_ms: Some(ticket.past_due.late_by_ms),
@@ -172,14 +217,6 @@ pub fn tick(settings: &Settings) -> TickReport {
         Err(error) => format!("{detail}; complete failed: {}", describe(&error)),
     };
     report(detail)
-}
-
-/// A guard error in a sentence (its Debug is for programmers).
-pub fn describe(error: &GuardError) -> String {
-    match error {
-        GuardError::BadSchedule(bad) => format!("bad schedule: {}: {}", bad.field, bad.message),
-        GuardError::Lease(error) => format!("{error:?}"),
-    }
 }
 
 /// The long part of the job: works in small steps and keeps the lease alive when due; stops

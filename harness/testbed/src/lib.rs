@@ -34,6 +34,14 @@ pub const EMULATOR_KEY_B64: &str =
     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
 /// Whole seconds since the Unix epoch.
+/// A cron component's tick line, `cron tick 2026-11-26T12:47:00Z: <report>`: the tick's Unix
+/// second and the report.
+pub fn tick_line(line: &str) -> Option<(u64, &str)> {
+    let (at, report) = line.strip_prefix("cron tick ")?.split_once(": ")?;
+    let at = chrono::DateTime::parse_from_rfc3339(at).ok()?.timestamp();
+    Some((u64::try_from(at).ok()?, report))
+}
+
 pub fn unix_secs() -> u64 {
     SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }

@@ -85,10 +85,7 @@ pub fn run(line: &str, spin: PathBuf, data: PathBuf, label: &str) -> CronStory {
 
 /// `cron tick <timestamp>: <report>` lines of one replica's cron-job log.
 fn log_lines(log: &str) -> Vec<(u64, &str)> {
-    log.lines()
-        .filter_map(|l| l.strip_prefix("cron tick ")?.split_once(": "))
-        .filter_map(|(at, report)| Some((at.parse().ok()?, report)))
-        .collect()
+    log.lines().filter_map(traffic_cop_testbed::tick_line).collect()
 }
 
 fn parse(

@@ -147,8 +147,10 @@ pub fn check_status(story: &HttpStory) {
         }
         assert!(html.contains(&format!("<small>{state_name}</small>")), "{state_name}: {html}");
         if !field("tc_start").is_empty() {
-            let by = format!(" by {}</small>", field("tc_holder"));
-            assert!(html.contains(&by), "{by} missing from {html}");
+            // `started <time> by <holder>`, then the due time it was for, when it has finished.
+            let by = format!(" by {}", field("tc_holder"));
+            let ends = [format!("{by}</small>"), format!("{by}; for the due time")];
+            assert!(ends.iter().any(|end| html.contains(end)), "{by} missing from {html}");
         }
     }
 }

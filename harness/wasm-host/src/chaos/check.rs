@@ -131,11 +131,11 @@ mod tests {
     #[test]
     fn the_checker_catches_every_kind_of_violation() {
         let good = reports(&[
-            "cron tick 2: [a] ran with fencing token 1: j; result written with token 1",
-            "cron tick 2: [b] skipped: already ran this interval (a)",
-            "cron tick 4: [a] ran with fencing token 2: j; result written with token 2",
-            "cron tick 6: [b] ran with fencing token 3: j; result write refused: stale fencing token 3 < 4",
-            "cron tick 8: [c] ran with fencing token 4: j; result written with token 4",
+            "cron tick 1970-01-01T00:00:02Z: [a] ran with fencing token 1: j; result written with token 1",
+            "cron tick 1970-01-01T00:00:02Z: [b] skipped: already ran this interval (a)",
+            "cron tick 1970-01-01T00:00:04Z: [a] ran with fencing token 2: j; result written with token 2",
+            "cron tick 1970-01-01T00:00:06Z: [b] ran with fencing token 3: j; result write refused: stale fencing token 3 < 4",
+            "cron tick 1970-01-01T00:00:08Z: [c] ran with fencing token 4: j; result written with token 4",
         ]);
         let store = |tokens: &[u64]| Store {
             fencing_token: *tokens.last().unwrap(),
@@ -145,7 +145,8 @@ mod tests {
         // Keeping only the last entries is fine.
         assert!(check(&good, Some(&store(&[2, 4]))).is_empty());
         let mut twice = good.clone();
-        twice[1] = parse_line("cron tick 2: [b] ran with fencing token 9: j").unwrap();
+        twice[1] =
+            parse_line("cron tick 1970-01-01T00:00:02Z: [b] ran with fencing token 9: j").unwrap();
         assert!(check(&twice, Some(&store(&[1, 2, 4]))).iter().any(|v| v.contains("2 runs")));
         let mut order = good.clone();
         order[2].token = Some(5);
@@ -168,10 +169,10 @@ mod tests {
         // CI, 2026-11-24: c's handler for tick 206 was held up by a partition and a SIGSTOP;
         // its grant came after token 7 (tick 234), and its line was first read at 238.
         let mut runs = reports(&[
-            "cron tick 194: [a] ran with fencing token 1: j",
-            "cron tick 206: [c] ran with fencing token 8: j",
-            "cron tick 212: [c] ran with fencing token 3: j",
-            "cron tick 234: [b] ran with fencing token 7: j",
+            "cron tick 1970-01-01T00:03:14Z: [a] ran with fencing token 1: j",
+            "cron tick 1970-01-01T00:03:26Z: [c] ran with fencing token 8: j",
+            "cron tick 1970-01-01T00:03:32Z: [c] ran with fencing token 3: j",
+            "cron tick 1970-01-01T00:03:54Z: [b] ran with fencing token 7: j",
         ]);
         let seen = [195, 238, 213, 235];
         runs.iter_mut().zip(seen).for_each(|(r, at)| r.seen = Some(at));

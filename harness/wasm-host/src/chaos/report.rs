@@ -1,7 +1,7 @@
 //! The replicas' own account of every tick, read back from their cron-job logs. The line is
 //! what the app prints (`apps/shared/src/tick.rs`):
-//! `cron tick <scheduled second>: [holder] ran with fencing token N (…): detail; result …`
-//! or `cron tick <scheduled second>: [holder] skipped: detail`.
+//! `cron tick <scheduled time, ISO 8601>: [holder] ran with fencing token N (…): detail; result …`
+//! or `cron tick <scheduled time, ISO 8601>: [holder] skipped: detail`.
 
 /// What became of a run's fenced result write.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -59,8 +59,7 @@ pub fn parse_log(log: &str) -> Vec<Report> {
 }
 
 pub fn parse_line(line: &str) -> Option<Report> {
-    let (at, rest) = line.strip_prefix("cron tick ")?.split_once(": ")?;
-    let at = at.parse().ok()?;
+    let (at, rest) = traffic_cop_testbed::tick_line(line)?;
     let (holder, rest) = rest.strip_prefix('[')?.split_once("] ")?;
     let holder = holder.to_string();
     if let Some(detail) = rest.strip_prefix("skipped: ") {
@@ -116,18 +115,19 @@ mod tests {
     #[test]
     fn reads_runs_skips_and_write_outcomes() {
         let run = parse_line(
-            "cron tick 12: [r-1] ran with fencing token 7 (took over an abandoned run): janitor report: 1 locks; result written with token 7",
+            "cron tick 1970-01-01T00:00:12Z: [r-1] ran with fencing token 7 (took over an abandoned run): janitor report: 1 locks; result written with token 7",
         )
         .unwrap();
         assert_eq!((run.at, run.token, run.took_over), (12, Some(7), true));
         assert_eq!(run.write, Some(Write::Written(7)));
         let stale = parse_line(
-            "cron tick 14: [r-0] ran with fencing token 6: janitor report: x; result write refused: stale fencing token 6 < 7; complete failed: LeaseLost(ServiceError { status: 0 })",
+            "cron tick 1970-01-01T00:00:14Z: [r-0] ran with fencing token 6: janitor report: x; result write refused: stale fencing token 6 < 7; complete failed: LeaseLost(ServiceError { status: 0 })",
         )
         .unwrap();
         assert_eq!(stale.write, Some(Write::Stale { presented: 6, stored: 7 }));
         assert!(stale.complete_lost);
-        let skip = parse_line("cron tick 16: [r-2] skipped: held by r-1").unwrap();
+        let skip =
+            parse_line("cron tick 1970-01-01T00:00:16Z: [r-2] skipped: held by r-1").unwrap();
         assert_eq!((skip.token, skip.skip_reason()), (None, "held-by-other"));
         assert!(parse_line("some spin noise").is_none());
     }

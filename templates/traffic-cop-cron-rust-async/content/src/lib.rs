@@ -16,22 +16,26 @@ export!(Job);
 
 impl Guest for Job {
     async fn handle_cron_event(metadata: Metadata) -> Result<(), Error> {
-        let (lock, options) = settings().map_err(Error::Other)?;
+        let tick = shown(metadata.timestamp.saturating_mul(1000), None);
+        let (lock, options) = settings().map_err(|error| {
+            eprintln!("tick {tick}: error: {error}");
+            Error::Other(error)
+        })?;
         let ticket = match guard::guarded_invoke(&lock, &options) {
             Decision::Run(ticket) => ticket,
             // Misconfiguration is an error, not a skip: on stderr, naming the variable to fix,
             // and the event fails (trigger-cron reports it).
             Decision::Skip(SkipReason::Error(error)) => {
-                let said = misconfigured(&error);
-                eprintln!("[{}] error: {said}", options.holder);
+                let said = misconfigured(&lock, &options, &error);
+                eprintln!("[{}] tick {tick}: error: {said}", options.holder);
                 return Err(Error::Other(said));
             }
             Decision::Skip(reason) => {
+                let zone = zone_of(&options);
                 println!(
-                    "[{}] tick {}: skipped: {}",
+                    "[{}] tick {tick}: skipped: {}",
                     options.holder,
-                    metadata.timestamp,
-                    why(reason)
+                    why(reason, zone.as_deref())
                 );
                 return Ok(());
             }
@@ -49,10 +53,10 @@ impl Guest for Job {
             Err(error) => format!("complete failed: {error:?}"),
         };
         println!(
-            "[{}] tick {}: ran with fencing token {}{}: {said}, {completed}",
+            "[{}] tick {tick}: ran with fencing token {} for the due time {}{}: {said}, {completed}",
             options.holder,
-            metadata.timestamp,
             ticket.fencing_token,
+            shown(ticket.past_due.due_at_ms, zone_of(&options).as_deref()),
             if ticket.previous_abandoned {
                 " (took over an abandoned run)"
             } else {
@@ -73,56 +77,75 @@ fn work(ticket: &Ticket) -> Result<(), String> {
     Ok(())
 }
 
-fn why(reason: SkipReason) -> String {
+fn why(reason: SkipReason, zone: Option<&str>) -> String {
     match reason {
-        SkipReason::HeldByOther(held) => {
-            format!(
-                "held by {}",
-                held.holder.unwrap_or_else(|| "another instance".into())
-            )
-        }
+        SkipReason::HeldByOther(held) => match (held.holder, held.since_ms) {
+            (Some(by), Some(since)) => format!("held by {by}, running since {}", shown(since, zone)),
+            (Some(by), None) => format!("held by {by}"),
+            // The lease is taken and no run is recorded under it yet: nobody can be named.
+            (None, _) => "held by another replica whose run is not recorded yet".into(),
+        },
         SkipReason::AlreadyRan(ran) => format!(
-            "already ran for this due time ({})",
-            ran.holder.unwrap_or_else(|| "another instance".into())
+            "already ran for the due time {}: the run {} started at {}",
+            shown(ran.due_at_ms, zone),
+            ran.holder.as_deref().unwrap_or("a holder the record does not name"),
+            shown(ran.started_at_ms, zone)
         ),
-        SkipReason::TooLate(late) => format!("too late by {} ms", late.late_by_ms),
-        SkipReason::NotDue(not) => format!("not due until {} ms", not.next_due_ms),
+        SkipReason::TooLate(late) => format!(
+            "too late: {} s after the due time {}",
+            late.late_by_ms / 1000,
+            shown(late.due_at_ms, zone)
+        ),
+        SkipReason::NotDue(not) => format!("not due until {}", shown(not.next_due_ms, zone)),
         SkipReason::Paused(paused) => format!("paused by {}: {}", paused.by, paused.reason),
         SkipReason::ScheduleConflict(conflict) => format!(
             "the lock runs on {:?}, this replica's schedule is {:?}",
             conflict.recorded, conflict.ours
         ),
-        SkipReason::Error(error) => misconfigured(&error),
+        SkipReason::Error(error) => format!("could not decide: {error:?}"),
     }
 }
 
-/// A guard error in a sentence that names the Spin variable to fix, where one is at fault.
-fn misconfigured(error: &GuardError) -> String {
-    match error {
-        GuardError::BadSchedule(bad) => {
+/// An instant as people read it: ISO 8601 on the job's wall clock, UTC beside it (the lease
+/// component renders it from its own zone table).
+fn shown(at_ms: u64, zone: Option<&str>) -> String {
+    match guard::show_time(at_ms, zone) {
+        Ok(time) if time.local != time.utc => format!("{} ({})", time.local, time.utc),
+        Ok(time) => time.utc,
+        Err(_) => format!("{at_ms} ms since the Unix epoch"),
+    }
+}
+
+fn zone_of(options: &GuardOptions) -> Option<String> {
+    match &options.schedule {
+        Schedule::Cron(cron) => cron.time_zone.clone(),
+        _ => None,
+    }
+}
+
+/// A guard error in a sentence that names the Spin variable to fix, when a setting is at fault
+/// (the guard's settings check names the field; nothing is sent for it).
+fn misconfigured(lock: &Lock, options: &GuardOptions, error: &GuardError) -> String {
+    let check = guard::check_settings(lock, options, 0, false);
+    match check.problems.first() {
+        Some(bad) => {
             let variable = match bad.field.as_str() {
-                "time-zone" => "time_zone",
-                "lease-seconds" => "lease_seconds",
                 "holder" => "holder",
+                "lease-seconds" | "keep-alive-seconds" => "lease_seconds",
+                "time-zone" => "time_zone",
+                "connection-string" => "connection_string",
+                "container" => "container",
+                "blob" => "lock",
                 _ => "schedule",
             };
             format!("set the `{variable}` variable: {}: {}", bad.field, bad.message)
         }
-        GuardError::Lease(LeaseError::InvalidConfig(why)) => {
-            format!("set the `connection_string` variable: {why}")
-        }
-        GuardError::Lease(LeaseError::InvalidArgument(why)) => {
-            let variable = ["lease-seconds", "holder", "container", "blob"]
-                .into_iter()
-                .find(|field| why.contains(field))
-                .map_or("lease_seconds", |field| match field {
-                    "lease-seconds" => "lease_seconds",
-                    "blob" => "lock",
-                    other => other,
-                });
-            format!("set the `{variable}` variable: {why}")
-        }
-        GuardError::Lease(other) => format!("could not decide: {other:?}"),
+        None => match error {
+            GuardError::Lease(LeaseError::InvalidConfig(why)) => {
+                format!("set the `connection_string` variable: {why}")
+            }
+            other => format!("could not decide: {other:?}"),
+        },
     }
 }
 
@@ -147,9 +170,8 @@ fn settings() -> Result<(Lock, GuardOptions), String> {
         container: get("container")?,
         blob: get("lock")?,
     };
-    // The trigger's `cron_expression` and the guard's `schedule` are the same text (Spin does
-    // not expand variables in `cron_expression`, so spin.toml writes it twice: change both).
-    // The guard judges it in `time_zone`, so a daily 02:00 job stays at 02:00 local time.
+    // The guard judges `schedule` in `time_zone`, so a daily 02:00 job stays at 02:00 local
+    // time; the trigger only polls (spin.toml says how often).
     let zone = get("time_zone")?;
     let options = GuardOptions {
         holder,

@@ -1,0 +1,98 @@
+//! A schedule changed under a lock that has run, on real Spin 4.0.2 with trigger-cron 0.5.0 in
+//! real time: a replica runs every 5 s; it is replaced by one whose schedule (daily, UTC) was
+//! last due two seconds before the last run started. That due time is covered: once the old
+//! schedule is overdue and the new one takes over, its ticks skip with `already ran`, naming the
+//! covering run, and nothing runs (before the fix, the takeover ran it, a day's job at a time
+//! nobody asked for).
+
+use crate::story::{self, Tick};
+use std::time::{Duration, Instant};
+use traffic_cop_testbed::needs::require;
+use traffic_cop_testbed::runner::Test;
+use traffic_cop_testbed::spin::{assert_built, cron_line, find_spin, manifest_copy, Launch};
+
+/// Every tick line one replica has logged so far, parsed.
+fn ticks(node: &story::Node) -> Vec<Tick> {
+    let log = node.replica.log("cron-job");
+    log.lines()
+        .filter_map(traffic_cop_testbed::tick_line)
+        .filter_map(|(at, report)| story::parse_report(at, 0, report))
+        .collect()
+}
+
+fn wait_for(node: &story::Node, limit: Duration, done: impl Fn(&[Tick]) -> bool) -> Vec<Tick> {
+    let until = Instant::now() + limit;
+    loop {
+        let seen = ticks(node);
+        if done(&seen) || Instant::now() > until {
+            return seen;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn a_new_schedules_due_time_before_the_last_start_does_not_run_on_real_spin() {
+    let spin = require("real spin (schedule change)", find_spin());
+    let data = require("real spin (schedule change, cron 0.5.0)", cron_line("0.5.0"));
+    assert_built();
+    let dir = story::story_dir("schedule-change");
+    let launch = Launch {
+        spin,
+        data_dir: Some(data),
+        // The trigger polls every second; the guard's schedule decides.
+        manifest: manifest_copy(&dir.join("app"), "* * * * * *"),
+        component: None,
+        lifetime: Duration::from_secs(150),
+    };
+    let container = format!("spinschedule{}", std::process::id());
+    let every_5 = [("schedule", "*/5 * * * * *".to_string())];
+    let mut before = story::start_nodes_with(&launch, &dir, &container, "every5", 1, &every_5);
+    let ran = |t: &[Tick]| t.iter().any(|t| t.token.is_some());
+    let seen = wait_for(&before[0], Duration::from_secs(30), ran);
+    assert!(ran(&seen), "no run every 5 s:\n{}", story::dump(&seen));
+    before[0].replica.kill();
+    // The last run's start, read after the kill: no run can start after it.
+    let entry = story::lock_entry(&container).expect("the lock");
+    let start = entry.last_start_ms.expect("a start") / 1000;
+    // Daily at two seconds before that start (UTC): its latest due time came before the start.
+    let covered = start - 2;
+    let daily = format!("{} {} {} * * *", covered % 60, covered / 60 % 60, covered / 3600 % 24);
+
+    let changed = [("schedule", daily.clone()), ("time_zone", "UTC".to_string())];
+    let after = story::start_nodes_with(&launch, &dir, &container, "daily", 1, &changed);
+    // The old schedule is kept until it is overdue (its next due time plus a minute's grace);
+    // then the new one decides.
+    let decided =
+        |t: &[Tick]| t.iter().any(|t| t.detail.contains("already ran") || t.token.is_some());
+    let seen = wait_for(&after[0], Duration::from_secs(100), decided);
+    let all = format!("schedule {daily}, last start {start}:\n{}", story::dump(&seen));
+    assert!(seen.iter().all(|t| t.token.is_none()), "nothing may run: {all}");
+    let skip = seen
+        .iter()
+        .find(|t| t.detail.contains("already ran"))
+        .unwrap_or_else(|| panic!("no tick came to the new schedule's decision in time: {all}"));
+    let iso = |at: u64| {
+        chrono::DateTime::from_timestamp(at as i64, 0)
+            .unwrap()
+            .format("%Y-%m-%dT%H:%M:%SZ")
+            .to_string()
+    };
+    assert!(
+        skip.detail.contains(&format!("already ran for the due time {}", iso(covered))),
+        "{all}"
+    );
+    assert!(skip.detail.contains(&format!("the run every5-0 started at {}", iso(start))), "{all}");
+    let conflicts = seen.iter().filter(|t| t.detail.contains("schedule conflict")).count();
+    println!(
+        "schedule change on real Spin: {conflicts} ticks deferred to the old schedule, then \
+         `{daily}` skipped its due time {} (covered by the run at {})",
+        iso(covered),
+        iso(start)
+    );
+}
+
+pub fn tests() -> Vec<Test> {
+    traffic_cop_testbed::tests![
+        a_new_schedules_due_time_before_the_last_start_does_not_run_on_real_spin
+    ]
+}
