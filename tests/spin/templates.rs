@@ -253,6 +253,18 @@ fn run_replicas(
         template.id
     );
     assert!(logs.iter().all(|l| l.lines().all(|line| !line.contains("complete failed"))), "{all}");
+    // Times for people: the tick in ISO 8601, the due time on the Kathmandu clock beside UTC.
+    for line in
+        logs.iter().flat_map(|l| l.lines()).filter(|l| l.contains(" ran with fencing token "))
+    {
+        let tick = line.split(" tick ").nth(1).and_then(|rest| rest.split_once(": "));
+        assert!(
+            tick.is_some_and(|(at, _)| chrono::DateTime::parse_from_rfc3339(at).is_ok()),
+            "{}: the tick is not in ISO 8601: {line}",
+            template.id
+        );
+        assert!(line.contains("+05:45 ("), "{}: no Kathmandu time beside UTC: {line}", template.id);
+    }
     tokens.sort_unstable();
     let expected: Vec<u64> = (1..=tokens.len() as u64).collect();
     assert_eq!(tokens, expected, "{}: each token granted once, none skipped: {all}", template.id);

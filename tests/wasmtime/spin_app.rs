@@ -172,7 +172,9 @@ fn cron_replicas_run_the_job_once_per_interval() {
         })
         .collect();
     assert!(
-        printed[0].contains("[replica-0] ran with fencing token 1: janitor report"),
+        printed[0].contains(
+            "cron tick 2023-11-14T22:13:20Z: [replica-0] ran with fencing token 1: janitor report"
+        ),
         "{printed:?}"
     );
     for later in &printed[1..] {
