@@ -1,5 +1,5 @@
 use super::*;
-use crate::guard::record_keys::{fit, NAME_BYTES, TEXT_BYTES};
+use crate::guard::record_text::{fit, NAME_BYTES, TEXT_BYTES};
 use crate::guard::{Conflict, Paused, RunNow, RunRecord};
 use crate::ops::LeaseId;
 use crate::schedule::{Every, Schedule};

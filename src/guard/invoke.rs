@@ -126,7 +126,7 @@ fn note_conflict<T: Transport, R: Runtime>(
     }
     let conflict = super::Conflict {
         schedule,
-        holder: super::record_keys::fit(&options.holder, super::record_keys::NAME_BYTES),
+        holder: super::record_text::fit(&options.holder, super::record_text::NAME_BYTES),
         seen_ms: super::unix_ms(look.now),
     };
     let noted = RunRecord { conflict: Some(conflict), ..look.record.clone() };

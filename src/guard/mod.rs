@@ -19,12 +19,12 @@
 //! | `options` | [`GuardOptions`], validated when built |
 //! | `check` | settings judged before a deployment runs them: one look, nothing written |
 //! | `decide` | the pure decision |
-//! | `record`, `record_keys` | the run record and its metadata keys |
+//! | `record`, `record_keys`, `record_text` | the run record; its metadata keys (the codec); how it writes text |
 //! | `invoke`, `grant`, `unheard` | `guarded_invoke`: look, acquire, record; waiting for a held lock; a grant whose answer was lost |
 //! | `keep_alive`, `complete` | a granted run's calls |
 //! | `claim`, `claim_state`, `pages`, `board` | many items: claims and the board over a listing |
 //! | `fenced` | writes that refuse an older run's token |
-//! | `operator` | pause, resume and run-now, written under the running run's lease id |
+//! | `operator`, `operator_drain` | pause, resume and run-now, written under the running run's lease id; the run in progress and the drain |
 
 mod board;
 mod check;
@@ -43,6 +43,7 @@ mod options;
 mod pages;
 mod record;
 mod record_keys;
+mod record_text;
 mod unheard;
 
 pub use board::{board, BoardEntry};
@@ -60,7 +61,8 @@ pub use fenced::{
 pub use history::{PastOutcome, PastRun, Totals, HISTORY_BYTES, HISTORY_LEN};
 pub use invoke::guarded_invoke;
 pub use keep_alive::keep_alive;
-pub use operator::{pause, resume, run_now, OperatorAnswer, RunningRun};
+pub use operator::{pause, resume, run_now, OperatorAnswer};
+pub use operator_drain::RunningRun;
 pub use options::{GuardOptions, Overlap, DEFAULT_EARLY_MS, MAX_EARLY_MS, MAX_WAIT};
 pub use record::{Conflict, Paused, RunNow, RunRecord};
 

@@ -14,7 +14,8 @@
 //! written around: the call waits for that run to end, up to its limit, and otherwise says so.
 
 use super::keep_alive::is_condition_failure;
-use super::record_keys::{fit, NAME_BYTES, TEXT_BYTES};
+use super::operator_drain::{drained, running, RunningRun};
+use super::record_text::{fit, NAME_BYTES, TEXT_BYTES};
 use super::{service_clock, unix_ms, Paused, RunNow, RunRecord};
 use crate::client::LeaseClient;
 use crate::config::Lock;
@@ -40,13 +41,6 @@ pub struct OperatorAnswer {
     pub running: Option<RunningRun>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RunningRun {
-    pub holder: Option<String>,
-    pub since_ms: u64,
-    pub fencing_token: u64,
-}
-
 /// Pauses the job: from the next tick every replica skips with `paused`. With `drain`, waits up
 /// to that long for a run in progress to end (pause, drain, deploy, resume).
 pub fn pause<T: Transport, R: Runtime>(
@@ -67,7 +61,8 @@ pub fn pause<T: Transport, R: Runtime>(
         });
         RunRecord { paused: Some(paused), ..record }
     })?;
-    super::operator_drain::drained(client, lock, answer, drain)
+    let running = drained(client, lock, answer.running.clone(), drain)?;
+    Ok(OperatorAnswer { running, ..answer })
 }
 
 /// Ends a pause. The latest due time that passed while paused runs at the next tick (unless it is
@@ -102,14 +97,6 @@ fn check_by(by: &str) -> Result<(), Error> {
         ));
     }
     Ok(())
-}
-
-pub(crate) fn running(record: &RunRecord) -> Option<RunningRun> {
-    record.running.then(|| RunningRun {
-        holder: record.holder.clone(),
-        since_ms: record.started_ms.unwrap_or(0),
-        fencing_token: record.fence,
-    })
 }
 
 /// Writes `change` into the record, conditional on the look it was made from; under the

@@ -1,7 +1,7 @@
-//! A drain for deploys: after a pause, wait (bounded) until no run is in progress, so the
-//! replicas can be replaced without abandoning a run (Spin does not drain on SIGTERM).
+//! A run in progress, as an operator's answer shows it, and the drain for deploys: after a
+//! pause, wait (bounded) until no run is in progress, so the replicas can be replaced without
+//! abandoning a run (Spin does not drain on SIGTERM).
 
-use super::operator::{running, OperatorAnswer};
 use super::RunRecord;
 use crate::client::LeaseClient;
 use crate::config::Lock;
@@ -12,16 +12,32 @@ use std::time::Duration;
 /// How often a drain looks again.
 const LOOK_EVERY: Duration = Duration::from_secs(1);
 
-/// `answer`, after waiting up to `drain` for the run in progress (if any) to end; the answer's
-/// `running` says whether one still is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunningRun {
+    pub holder: Option<String>,
+    pub since_ms: u64,
+    pub fencing_token: u64,
+}
+
+/// The run `record` says is in progress (the caller knows whether a lease holds the lock).
+pub(crate) fn running(record: &RunRecord) -> Option<RunningRun> {
+    record.running.then(|| RunningRun {
+        holder: record.holder.clone(),
+        since_ms: record.started_ms.unwrap_or(0),
+        fencing_token: record.fence,
+    })
+}
+
+/// The run in progress after waiting up to `drain` for `running` (the one the operator's call
+/// saw) to end: none once no run is.
 pub(super) fn drained<T: Transport, R: Runtime>(
     client: &mut LeaseClient<T, R>,
     lock: &Lock,
-    answer: OperatorAnswer,
+    running_now: Option<RunningRun>,
     drain: Duration,
-) -> Result<OperatorAnswer, Error> {
+) -> Result<Option<RunningRun>, Error> {
     if drain.is_zero() {
-        return Ok(answer);
+        return Ok(running_now);
     }
     let until = Deadline::after(client.runtime(), drain);
     loop {
@@ -31,7 +47,7 @@ pub(super) fn drained<T: Transport, R: Runtime>(
         let still = if status.locked { running(&record) } else { None };
         match until.left(client.runtime()) {
             Some(left) if still.is_some() => client.runtime().sleep(left.min(LOOK_EVERY)),
-            _ => return Ok(OperatorAnswer { running: still, ..answer }),
+            _ => return Ok(still),
         }
     }
 }

@@ -1,10 +1,10 @@
 //! The run record kept in the lock blob's metadata: the last grant's fencing token, start,
 //! stop, running flag, outcome and holder; the due time and schedule of the last scheduled
 //! grant; the operator's pause and run-now; a schedule conflict seen. Pure; the keys and their
-//! encoding are in `record_keys`.
+//! encoding are in `record_keys`, its text in `record_text`.
 
 use super::history::{self, PastOutcome, PastRun, Totals};
-use super::record_keys::{self, fit, NAME_BYTES, TEXT_BYTES};
+use super::record_text::{fit, NAME_BYTES, TEXT_BYTES};
 use crate::schedule::Schedule;
 
 /// Outcome text is kept short: it is a status line, not a log.
@@ -97,15 +97,6 @@ pub struct Conflict {
 }
 
 impl RunRecord {
-    /// Reads a record from metadata; missing or unreadable fields read as "never".
-    pub fn from_metadata(metadata: &[(String, String)]) -> RunRecord {
-        record_keys::read(metadata)
-    }
-
-    pub fn to_metadata(&self) -> Vec<(String, String)> {
-        record_keys::write(self)
-    }
-
     /// The current run (the last grant) was a manual one: who asked.
     pub fn manual_by(&self) -> Option<&str> {
         self.manual.as_ref().filter(|(fence, _)| *fence == self.fence).map(|(_, by)| by.as_str())

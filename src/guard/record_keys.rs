@@ -4,6 +4,7 @@
 //! `tc_` are kept as they are (a newer build's, in a rolling upgrade).
 
 use super::record::{Conflict, Paused, RunNow, RunRecord};
+use super::record_text::{text, untext};
 
 pub(super) const FENCE: &str = "tc_fence";
 const START: &str = "tc_start";
@@ -42,41 +43,23 @@ const KNOWN: [&str; 18] = [
 ];
 const PREFIX: &str = "tc_";
 
-/// The most bytes a name (holder, who asked) takes encoded, and a free text (outcome, reason):
-/// with the history's 2 KiB they keep the whole record under Azure's 8 KiB of metadata however
-/// the text is written (a character can take 12 bytes encoded), leaving room for a newer build.
-pub(crate) const NAME_BYTES: usize = 256;
-pub(crate) const TEXT_BYTES: usize = 800;
-
-/// The longest prefix of `value` whose encoding takes at most `bytes`: what the record keeps.
-pub(crate) fn fit(value: &str, bytes: usize) -> String {
-    let mut used = 0;
-    let mut kept = String::new();
-    for c in value.chars() {
-        let mut buffer = [0; 4];
-        used += text(c.encode_utf8(&mut buffer)).len();
-        if used > bytes {
-            break;
-        }
-        kept.push(c);
-    }
-    kept
-}
-
-fn text(value: &str) -> String {
-    crate::percent::encode(value, crate::percent::record_part)
-}
-
-fn untext(value: &str) -> String {
-    crate::percent::decode(value, false)
-}
-
 /// `a:b` parts, split at the first `:` (the last part may be text with none left in it).
 fn pair(value: &str) -> Option<(&str, &str)> {
     value.split_once(':')
 }
 
-pub(super) fn read(metadata: &[(String, String)]) -> RunRecord {
+impl RunRecord {
+    /// Reads a record from metadata; missing or unreadable fields read as "never".
+    pub fn from_metadata(metadata: &[(String, String)]) -> RunRecord {
+        read(metadata)
+    }
+
+    pub fn to_metadata(&self) -> Vec<(String, String)> {
+        write(self)
+    }
+}
+
+fn read(metadata: &[(String, String)]) -> RunRecord {
     let get =
         |key: &str| metadata.iter().find(|(k, _)| k.eq_ignore_ascii_case(key)).map(|(_, v)| v);
     let number = |key: &str| get(key).and_then(|v| v.parse::<u64>().ok());
@@ -129,7 +112,7 @@ pub(super) fn read(metadata: &[(String, String)]) -> RunRecord {
     }
 }
 
-pub(super) fn write(record: &RunRecord) -> Vec<(String, String)> {
+fn write(record: &RunRecord) -> Vec<(String, String)> {
     let mut pairs = vec![
         (FENCE.to_string(), record.fence.to_string()),
         (RUNNING.to_string(), record.running.to_string()),

@@ -2,7 +2,6 @@
 //! one call of guard@0.3.0, answered with the lock's state after it as JSON.
 
 use crate::guard::{self, OperatorAnswer};
-use crate::routes::query_value;
 use crate::words::describe;
 use crate::Settings;
 use serde::Serialize;
@@ -68,4 +67,11 @@ fn answered(settings: &Settings, verb: &str, by: &str, answer: OperatorAnswer) -
         running: running.is_some(),
     };
     serde_json::to_string(&answered).unwrap_or_default()
+}
+
+/// The value of `name` in a query string, decoded as a form (`+` is a space).
+fn query_value(query: &str, name: &str) -> Option<String> {
+    form_urlencoded::parse(query.as_bytes())
+        .find(|(key, _)| key == name)
+        .map(|(_, v)| v.into_owned())
 }

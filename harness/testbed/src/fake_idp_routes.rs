@@ -2,8 +2,9 @@
 //! shapes and AADSTS codes; none of them echoes a secret, so a secret found in a component's
 //! error came from the component, not from here.
 
-use crate::fake_idp::{
-    mint, Issue, Request, View, APP_SERVICE_PATH, IMDS_PATH, STORAGE_AUDIENCE, TOKEN_PATH_SUFFIX,
+use crate::fake_idp_request::Request;
+use crate::fake_idp_state::{
+    mint, Issue, View, APP_SERVICE_PATH, IMDS_PATH, STORAGE_AUDIENCE, TOKEN_PATH_SUFFIX,
 };
 
 /// Azure Storage's answer to a valid token without a data role (sent as XML with

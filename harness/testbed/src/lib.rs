@@ -12,6 +12,7 @@ pub mod clock_proxy;
 pub mod fake_idp;
 mod fake_idp_request;
 mod fake_idp_routes;
+mod fake_idp_state;
 pub mod faults;
 pub mod needs;
 pub mod oracle;

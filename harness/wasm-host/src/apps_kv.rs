@@ -1,9 +1,8 @@
 //! Spin's `fermyon:spin/key-value@2.0.0` in the test host: the `default` store, in memory and
 //! shared by one app replica's instances, as `spin up` keeps one store file per app.
 
+pub use crate::component::Kv;
 use crate::component::State;
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
 use wasmtime::component::Resource;
 
 pub(crate) mod bindings {
@@ -15,9 +14,6 @@ pub(crate) mod bindings {
 }
 
 use bindings::fermyon::spin::key_value::{Error, Host, HostStore};
-
-/// One replica's `default` store.
-pub type Kv = Arc<Mutex<BTreeMap<String, Vec<u8>>>>;
 
 /// An open handle: the store is the instance's `kv`.
 pub struct OpenStore;

@@ -176,7 +176,7 @@ pub fn run(config: &ChaosConfig) -> ChaosRun {
     reports.sort_by(|a, b| (a.at, &a.holder).cmp(&(b.at, &b.holder)));
     let store = node::read_store(config);
     let violations = check(&reports, store.as_ref());
-    summary.fill(&reports, &nodes, started.elapsed());
+    summary.fill(&reports, nodes.iter().map(|node| &node.proxy), started.elapsed());
     ChaosRun { reports, store, violations, summary, timeline }
 }
 

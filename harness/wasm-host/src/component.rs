@@ -31,6 +31,29 @@ pub mod v3 {
     pub use super::exports::traffic_cop::lease0_3_0::guard::*;
 }
 
+/// guard@0.3.0 options as the tests' other replicas use them: a 15 s lease and every other
+/// option at its default.
+pub fn options_v3(holder: &str, schedule: v3::Schedule) -> v3::GuardOptions {
+    v3::GuardOptions {
+        holder: holder.into(),
+        lease_seconds: 15,
+        keep_alive_seconds: None,
+        schedule,
+        early_tolerance_ms: None,
+        starting_deadline_seconds: None,
+        overlap: None,
+        wait_ms: None,
+    }
+}
+
+/// A cron schedule in Spin's dialect, read in UTC.
+pub fn utc_cron(expression: &str) -> v3::Schedule {
+    v3::Schedule::Cron(v3::Cron { expression: expression.into(), time_zone: None, dialect: None })
+}
+
+/// One app replica's Spin `default` key-value store (apps_kv.rs serves it to the components).
+pub type Kv = std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<String, Vec<u8>>>>;
+
 pub struct State {
     pub(crate) wasi: WasiCtx,
     pub(crate) http: WasiHttpCtx,
@@ -41,7 +64,7 @@ pub struct State {
     pub(crate) hooks: Option<Box<dyn wasmtime_wasi_http::WasiHttpHooks + Send>>,
     /// Spin's default key-value store, shared by one app replica's instances (see `apps_kv`);
     /// none: no store is allowed (`no-such-store`).
-    pub(crate) kv: Option<crate::apps_kv::Kv>,
+    pub(crate) kv: Option<Kv>,
 }
 
 impl State {
@@ -85,7 +108,6 @@ pub struct Host {
     pub(crate) pre: LeaseProviderPre<State>,
 }
 
-pub use crate::component_v3::{options_v3, utc_cron};
 pub use traffic_cop_testbed::built::wasm_path;
 
 impl Host {

@@ -78,23 +78,3 @@ impl Instance {
         guard.call_due_times(&mut self.store, schedule, after_ms, count).expect("no trap")
     }
 }
-
-/// guard@0.3.0 options as the tests' other replicas use them: a 15 s lease and every other
-/// option at its default.
-pub fn options_v3(holder: &str, schedule: v3::Schedule) -> v3::GuardOptions {
-    v3::GuardOptions {
-        holder: holder.into(),
-        lease_seconds: 15,
-        keep_alive_seconds: None,
-        schedule,
-        early_tolerance_ms: None,
-        starting_deadline_seconds: None,
-        overlap: None,
-        wait_ms: None,
-    }
-}
-
-/// A cron schedule in Spin's dialect, read in UTC.
-pub fn utc_cron(expression: &str) -> v3::Schedule {
-    v3::Schedule::Cron(v3::Cron { expression: expression.into(), time_zone: None, dialect: None })
-}

@@ -1,9 +1,9 @@
 //! The chaos run's counts, as printed by `scripts/chaos` and the short test.
 
-use super::node::Node;
 use super::report::{Report, Write};
 use std::collections::BTreeMap;
 use std::time::Duration;
+use traffic_cop_testbed::faults::FaultProxy;
 
 #[derive(Debug, Default)]
 pub struct Summary {
@@ -34,7 +34,13 @@ pub struct Summary {
 }
 
 impl Summary {
-    pub fn fill(&mut self, reports: &[Report], nodes: &[Node], elapsed: Duration) {
+    /// The counts of `reports` and of the replicas' fault proxies.
+    pub fn fill<'a>(
+        &mut self,
+        reports: &[Report],
+        proxies: impl IntoIterator<Item = &'a FaultProxy>,
+        elapsed: Duration,
+    ) {
         self.ticks = reports.len();
         for report in reports {
             let Some(write) = &report.write else {
@@ -50,10 +56,10 @@ impl Summary {
                 Write::Other(_) => self.write_other += 1,
             }
         }
-        for node in nodes {
-            self.requests += node.proxy.requests();
-            self.blackholed += node.proxy.blackholed();
-            for fault in node.proxy.injected() {
+        for proxy in proxies {
+            self.requests += proxy.requests();
+            self.blackholed += proxy.blackholed();
+            for fault in proxy.injected() {
                 let kind = format!("{fault:?}");
                 let kind = kind.split('(').next().unwrap_or_default().to_string();
                 *self.faults.entry(kind).or_default() += 1;
