@@ -4,6 +4,7 @@
 //! RFC 850 and asctime forms, which no Azure endpoint sends, read as `None`.
 //! Pinned against `httpdate` over a range of instants in `http_date_tests.rs`.
 
+use crate::civil::{civil_from_days, days_from_civil};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// 1970-01-01 was a Thursday.
@@ -21,7 +22,8 @@ pub fn format(at: SystemTime) -> String {
     let seconds = at.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()).min(LAST);
     let days = seconds / SECONDS_PER_DAY;
     let of_day = seconds % SECONDS_PER_DAY;
-    let (year, month, day) = civil_from_days(days);
+    let (year, month, day) = civil_from_days(days as i64);
+    let (year, month, day) = (year as u64, u64::from(month), u64::from(day));
     let mut out = Vec::with_capacity(29);
     out.extend_from_slice(WEEKDAYS[(days % 7) as usize]);
     out.extend_from_slice(b", ");
@@ -57,11 +59,13 @@ pub fn parse(text: &str) -> Option<SystemTime> {
     if year < 1970 || day == 0 || hour > 23 || minute > 59 || second > 59 {
         return None;
     }
-    let days = days_from_civil(year, month, day);
-    if civil_from_days(days) != (year, month, day) || WEEKDAYS[(days % 7) as usize][..] != b[..3] {
+    // A day past the month's end rolls into the next month, which the round trip refuses.
+    let (y, m, d) = (year as i64, month as u32, day as u32);
+    let days = days_from_civil(y, m, d);
+    if civil_from_days(days) != (y, m, d) || WEEKDAYS[days.rem_euclid(7) as usize][..] != b[..3] {
         return None;
     }
-    let seconds = days * SECONDS_PER_DAY + hour * 3600 + minute * 60 + second;
+    let seconds = days as u64 * SECONDS_PER_DAY + hour * 3600 + minute * 60 + second;
     Some(UNIX_EPOCH + Duration::from_secs(seconds))
 }
 
@@ -74,32 +78,6 @@ fn push_digits(out: &mut Vec<u8>, value: u64, width: u32) {
 fn digits(text: &[u8]) -> Option<u64> {
     text.iter()
         .try_fold(0u64, |value, &c| c.is_ascii_digit().then(|| value * 10 + (c - b'0') as u64))
-}
-
-/// Days since 1970-01-01 to (year, month, day), for days on or after it: Howard Hinnant's
-/// `civil_from_days`, over 400-year eras of 146,097 days starting on 0000-03-01.
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let day_of_era = z % 146_097;
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let shifted_month = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * shifted_month + 2) / 5 + 1;
-    let month = if shifted_month < 10 { shifted_month + 3 } else { shifted_month - 9 };
-    (era * 400 + year_of_era + u64::from(month <= 2), month, day)
-}
-
-/// The inverse of [`civil_from_days`] for years from 1970; a day past the month's end spills
-/// into the next month, which the caller's round trip catches.
-fn days_from_civil(year: u64, month: u64, day: u64) -> u64 {
-    let year = if month <= 2 { year - 1 } else { year };
-    let (era, year_of_era) = (year / 400, year % 400);
-    let shifted_month = if month > 2 { month - 3 } else { month + 9 };
-    let day_of_year = (153 * shifted_month + 2) / 5 + day - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    era * 146_097 + day_of_era - 719_468
 }
 
 #[cfg(test)]

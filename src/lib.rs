@@ -23,6 +23,7 @@
 //! | `component` | (wasm only) the WIT export glue, the only file that sees generated bindings |
 //! | `wasi_http` | (wasm only) [`Transport`] over `wasi:http/outgoing-handler` |
 
+pub mod civil;
 pub mod client;
 pub mod config;
 pub mod error;

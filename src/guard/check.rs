@@ -9,7 +9,8 @@ use crate::client::LeaseClient;
 use crate::config::{validate_blob, validate_container, Account, Credential, Lock};
 use crate::error::Error;
 use crate::ops::LeaseState;
-use crate::schedule::{civil, Schedule};
+use crate::civil;
+use crate::schedule::Schedule;
 use crate::transport::{Runtime, Transport};
 use crate::zone::Zone;
 

@@ -3,7 +3,7 @@
 //! force.
 
 use super::{Cron, Dialect};
-use crate::schedule::civil::{days_from_civil, DAYS_PER_CYCLE, SECONDS_PER_DAY};
+use crate::civil::{days_from_civil, DAYS_PER_CYCLE, SECONDS_PER_DAY};
 
 fn spin(expression: &str) -> Cron {
     Cron::parse(expression, Dialect::Spin).unwrap_or_else(|e| panic!("{expression}: {e}"))

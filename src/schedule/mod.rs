@@ -4,7 +4,6 @@
 //! ms since the Unix epoch: the latest due time at or before an instant, the first after one, and
 //! how many lie between two (counted, never enumerated). Calendar arithmetic is in [`civil`].
 
-pub mod civil;
 pub mod cron;
 pub mod every;
 pub mod zoned;

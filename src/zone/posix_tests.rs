@@ -2,7 +2,7 @@ use super::*;
 
 /// Unix seconds of a UTC date and time.
 fn utc(year: i64, month: u32, day: i64, hour: i64, minute: i64) -> i64 {
-    super::super::rule::days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60
+    crate::civil::days_from_civil(year, month, day as u32) * 86_400 + hour * 3600 + minute * 60
 }
 
 fn parse(text: &str) -> Rule {

@@ -5,6 +5,7 @@
 //! instant are among those of the years next to its own; no sorting needed (nor its code).
 
 use super::posix::{Change, Day, Rule};
+use crate::civil::{civil_from_days, days_from_civil, is_leap_year};
 
 const DAY: i64 = 86_400;
 /// Rules are read for years 1..=9999 and clamp outside, which keeps the calendar arithmetic
@@ -77,7 +78,7 @@ fn day_of(year: i64, day: Day) -> i64 {
     let january_1 = days_from_civil(year, 1, 1);
     match day {
         Day::Julian(n) => {
-            let leap_day = is_leap(year) && n >= 60;
+            let leap_day = is_leap_year(year) && n >= 60;
             january_1 + i64::from(n) - 1 + i64::from(leap_day)
         }
         Day::Zero(n) => january_1 + i64::from(n),
@@ -101,30 +102,7 @@ fn day_of(year: i64, day: Day) -> i64 {
     }
 }
 
-fn is_leap(year: i64) -> bool {
-    year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
-pub(super) fn days_from_civil(year: i64, month: u32, day: i64) -> i64 {
-    let year = if month <= 2 { year - 1 } else { year };
-    let era = year.div_euclid(400);
-    let year_of_era = year - era * 400;
-    let month_from_march = i64::from((month + 9) % 12);
-    let day_of_year = (153 * month_from_march + 2) / 5 + day - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    era * 146_097 + day_of_era - 719_468
-}
-
-/// The proleptic Gregorian year (UTC) of Unix second `t` (Hinnant's `civil_from_days`).
+/// The proleptic Gregorian year (UTC) of Unix second `t`.
 fn year_of(t: i64) -> i64 {
-    let days = t.div_euclid(DAY) + 719_468;
-    let era = days.div_euclid(146_097);
-    let day_of_era = days - era * 146_097;
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_from_march = (5 * day_of_year + 2) / 153;
-    // Years start in March here: January and February belong to the next.
-    year_of_era + era * 400 + i64::from(month_from_march >= 10)
+    civil_from_days(t.div_euclid(DAY)).0
 }

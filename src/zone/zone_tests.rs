@@ -3,7 +3,7 @@ use super::*;
 /// Seconds since 1970-01-01T00:00:00 of a date and time: a Unix second when read as UTC, a
 /// civil second when read on a zone's wall clock.
 fn at(year: i64, month: u32, day: i64, hour: i64, minute: i64) -> i64 {
-    rule::days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60
+    crate::civil::days_from_civil(year, month, day as u32) * 86_400 + hour * 3600 + minute * 60
 }
 
 fn zone(name: &str) -> Zone {

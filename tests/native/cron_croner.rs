@@ -10,7 +10,7 @@
 
 use chrono::{DateTime, TimeZone, Utc};
 use croner::Cron as Croner;
-use traffic_cop::schedule::civil::{civil_from_days, days_from_civil, DAYS_PER_CYCLE};
+use traffic_cop::civil::{civil_from_days, days_from_civil, DAYS_PER_CYCLE};
 use traffic_cop::schedule::cron::{Cron, Dialect};
 
 mod corpus;

@@ -22,7 +22,7 @@
 
 use serde_json::{json, Value};
 use std::path::PathBuf;
-use traffic_cop::schedule::civil::civil_from_days;
+use traffic_cop::civil::civil_from_days;
 use traffic_cop::schedule::cron::Dialect;
 use traffic_cop::zone::Zone;
 use traffic_cop_testbed::needs::require;

@@ -4,7 +4,7 @@
 //! every change in 2024..2030, read back as unique, gap or fold.
 
 use serde_json::{json, Value};
-use traffic_cop::schedule::civil;
+use traffic_cop::civil;
 use traffic_cop::zone::{Local, Zone};
 use traffic_cop_testbed::needs::require;
 use traffic_cop_testbed::oracle;

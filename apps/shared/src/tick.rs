@@ -4,7 +4,7 @@
 //! held, and which runs were abandoned (granted, never completed, lease gone). Small, but it
 //! reads real state, and it must not run on every replica at once.
 
-use crate::board::BoardRow;
+use crate::board::{now_ms, BoardRow};
 use crate::guard::{self, Decision, Outcome, SkipReason};
 use crate::settings::BadVariable;
 use crate::words::{describe, duration, shown};
@@ -222,16 +222,16 @@ pub fn tick(settings: &Settings) -> TickReport {
 /// The long part of the job: works in small steps and keeps the lease alive when due; stops
 /// at once if the lease is lost (another run may already have started).
 fn work(settings: &Settings, ticket: &guard::Ticket) -> Result<(), String> {
-    let now_ms = || {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64)
-    };
     // A grant that reached us only after its deadline (a paused host) is no grant.
     if now_ms() >= ticket.deadline_ms {
         return Err("stopped before starting: the lease's deadline had passed".into());
     }
-    let (until, mut keep_alive_by) = (now_ms() + settings.work_ms, ticket.keep_alive_by_ms);
+    // The core's period: the options' keep-alive, by default a third of the lease.
+    let period_ms = u64::from(
+        ticket.options.keep_alive_seconds.unwrap_or(ticket.options.lease_seconds / 3).max(1),
+    ) * 1000;
+    let until = now_ms() + settings.work_ms;
+    let (mut keep_alive_by, mut deadline) = (ticket.keep_alive_by_ms, ticket.deadline_ms);
     while now_ms() < until {
         std::thread::sleep(std::time::Duration::from_millis(100));
         // Work that is done goes straight to writing its result, even when a pause (a frozen
@@ -241,11 +241,14 @@ fn work(settings: &Settings, ticket: &guard::Ticket) -> Result<(), String> {
         if now_ms() >= until {
             break;
         }
+        // Work not done past the lease's deadline stops: another run may have started.
+        if now_ms() >= deadline {
+            return Err("stopped: the lease's deadline passed before a keep-alive".into());
+        }
         if now_ms() >= keep_alive_by {
-            guard::keep_alive(ticket)
+            deadline = guard::keep_alive(ticket)
                 .map_err(|e| format!("stopped: lease lost during the work ({})", describe(&e)))?;
-            keep_alive_by =
-                now_ms() + u64::from(ticket.options.keep_alive_seconds.unwrap_or(5)) * 1000;
+            keep_alive_by = now_ms() + period_ms;
         }
     }
     Ok(())
@@ -258,10 +261,10 @@ fn janitor(settings: &Settings) -> Result<String, String> {
         .into_iter()
         .map(BoardRow::from)
         .collect();
-    let held = rows.iter().filter(|r| r.state == "leased" || r.state == "breaking").count();
+    let held = rows.iter().filter(|r| r.held()).count();
     let abandoned: Vec<&str> = rows
         .iter()
-        .filter(|r| r.running && !(r.state == "leased" || r.state == "breaking"))
+        .filter(|r| r.running && !r.held())
         .map(|r| r.name.as_str())
         .collect();
     Ok(format!(

@@ -6,7 +6,7 @@
 //! Gregorian cycle (all fourteen year types do), so trying them all — at most 12 × 2 × 7 —
 //! decides at parse time whether an expression can ever match, without walking 146,097 days.
 
-use crate::schedule::civil::{civil_from_days, days_in_month, weekday};
+use crate::civil::{civil_from_days, days_in_month, weekday};
 
 /// Bits 1, 8, 15, 22 and 29: the days of a month that share the 1st's weekday.
 const SAME_WEEKDAY_AS_FIRST: u64 = 0x2040_8102;

@@ -9,7 +9,7 @@
 //! `lib.rs:95,671`; this does not, as nothing in the calendar changes there.)
 
 use super::Cron;
-use crate::schedule::civil::{
+use crate::civil::{
     civil_from_days, days_in_month, weekday, DAYS_PER_CYCLE, SECONDS_PER_DAY,
 };
 

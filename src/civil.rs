@@ -1,7 +1,7 @@
-//! Proleptic Gregorian calendar arithmetic on whole days since 1970-01-01 (negative before it).
-//!
-//! Cron matches wall-clock fields (day of month, month, weekday), while instants are counted in
-//! seconds; these functions translate between the two without a date library. The algorithms
+//! Proleptic Gregorian calendar arithmetic on whole days since 1970-01-01 (negative before it):
+//! the one calendar of the crate, at its bottom. HTTP dates (`http_date`), cron's wall-clock
+//! fields (`schedule`), time-zone rules (`zone`) and the times shown to people (ISO 8601) all
+//! translate between civil dates and instants here, without a date library. The algorithms
 //! are Howard Hinnant's `days_from_civil` / `civil_from_days` (public domain), which count in
 //! 400-year eras: the Gregorian calendar repeats exactly every 146,097 days (20,871 weeks).
 //!
