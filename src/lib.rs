@@ -6,8 +6,11 @@
 //! same code runs as a `wasm32-wasip2` component (over `wasi:http`) and natively.
 //!
 //! # Layout
-//! The crate is sans-IO at its core: nothing below reads the clock or touches the network
-//! except through [`Runtime`] and [`Transport`].
+//! The IO is injected, not absent: the decision (`guard::decide`), signing and the calendar
+//! are pure, while the drivers (the client, the guard's calls) hold a client and sleep, but
+//! read the clock, sleep and send only through [`Runtime`] and [`Transport`]. So the tests run
+//! every driver on a virtual clock over a fake service, and the component runs it over
+//! `wasi:http`.
 //!
 //! | module | what it holds |
 //! |---|---|
@@ -19,7 +22,10 @@
 //! | [`transport`] | the transport seam and its error kinds; [`Runtime`] (clock, sleep, randomness) |
 //! | [`retry`] | bounded exponential backoff with jitter |
 //! | [`client`] | [`LeaseClient`]: stamps, signs, sends, retries, creates the lock on first use |
-//! | [`guard`] | guarded invoke: the pure decision, run records, fencing tokens, claims, board |
+//! | [`guard`] | guarded invoke: the pure decision, run records, fencing tokens, claims, board, the settings check |
+//! | [`schedule`] | when a job is due: cron expressions in a time zone (two dialects), fixed intervals |
+//! | [`zone`] | the IANA time-zone table the component carries, and POSIX rules past its end |
+//! | [`civil`] | the one calendar: civil dates and instants, ISO 8601 for people |
 //! | `component` | (wasm only) the WIT export glue, the only file that sees generated bindings |
 //! | `wasi_http` | (wasm only) [`Transport`] over `wasi:http/outgoing-handler` |
 

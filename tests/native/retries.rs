@@ -155,3 +155,37 @@ fn every_call_carries_one_client_request_id_across_its_attempts() {
     assert_ne!(ids[1], ids[2], "each call has its own");
     assert!(traffic_cop::LeaseId::parse(&ids[2]).is_ok(), "a GUID: {}", ids[2]);
 }
+
+/// `with_retry`: a client given one attempt (or zero, read as one) does not retry a 503.
+#[test]
+fn a_client_given_one_attempt_does_not_retry() {
+    for attempts in [1, 0] {
+        let script = ScriptedTransport::new().expect(any_request, refusal(503, "ServerBusy"));
+        let policy = traffic_cop::retry::RetryPolicy {
+            max_attempts: attempts,
+            ..traffic_cop::retry::RetryPolicy::default()
+        };
+        let mut client = client(script).with_retry(policy);
+        let error = client.inspect(&lock()).unwrap_err();
+        assert!(matches!(error, Error::Throttled(_)), "{error:?}");
+        assert_eq!(client.round_trips(), 1, "max_attempts {attempts}");
+        assert!(client.runtime().sleeps.borrow().is_empty());
+    }
+}
+
+/// `with_timeouts`: the transport is handed the client's time limits.
+#[test]
+fn a_client_hands_its_time_limits_to_the_transport() {
+    use traffic_cop::transport::Timeouts;
+    let world = crate::support::fake_world::FakeWorld::new();
+    let limits = Timeouts {
+        connect: std::time::Duration::from_millis(750),
+        response: std::time::Duration::from_millis(2500),
+    };
+    let hooked = crate::support::hooked::Hooked::new(world.service.clone());
+    let mut client = world.client_over(hooked).with_timeouts(limits);
+    let _ = client.inspect(&lock());
+    let sent: Vec<Timeouts> = client.transport().log.iter().map(|(_, _, t)| *t).collect();
+    assert!(!sent.is_empty());
+    assert!(sent.iter().all(|t| *t == limits), "{sent:?}");
+}
