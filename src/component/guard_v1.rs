@@ -6,62 +6,37 @@ use super::exports::traffic_cop::lease0_1_0::guard::{
     SkipReason, Ticket,
 };
 use super::exports::traffic_cop::lease0_1_0::lease::{LeaseError, Lock};
+use super::glue::{self, Version};
 use super::lease::lock_ref;
-use super::shared::{self, at};
+// Versions before 0.3.0 report a core error as a lease error, and have no room for why a claim
+// stopped early (the tickets granted before it go ahead).
+use super::shared::{self, at, lease_error as wit_error, tickets_only as wit_claimed};
 use super::{lease_state, Component};
 use crate::error::Error;
 use crate::guard::{self as core, unix_ms};
 use crate::ops::LeaseId;
 
+/// guard@0.1.0's values.
+pub(super) struct V1;
+
+glue::version!(V1, LeaseError, Vec<Ticket>, Vec<BoardEntry>);
+
 impl Guest for Component {
-    fn guarded_invoke(lock: Lock, options: GuardOptions) -> Decision {
-        match core_options(&options).and_then(|options| shared::invoke(&lock, &options)) {
-            Ok(core::Decision::Run(ticket)) => Decision::Run(wit_ticket(ticket, lock)),
-            Ok(core::Decision::Skip(reason)) => Decision::Skip(skip_reason(reason)),
-            Err(error) => Decision::Skip(SkipReason::Error(error.into())),
-        }
-    }
+    glue::guard_calls!(V1);
+}
 
-    fn keep_alive(ticket: Ticket) -> Result<u64, LeaseError> {
-        Ok(unix_ms(shared::keep_alive(core_ticket(&ticket)?)?))
-    }
-
-    fn complete(ticket: Ticket, outcome: Outcome) -> Result<(), LeaseError> {
-        let outcome = match outcome {
-            Outcome::Success => core::Outcome::Success,
-            Outcome::Failure(reason) => core::Outcome::Failure(reason),
-        };
-        Ok(shared::complete(core_ticket(&ticket)?, &outcome)?)
-    }
-
-    fn claim(
-        location: Location,
-        items: Vec<String>,
-        options: GuardOptions,
-        max: u32,
-    ) -> Result<Vec<Ticket>, LeaseError> {
-        let options = core_options(&options)?;
-        let (claim, locks) =
-            shared::claim(&location.connection_string, &location.container, &items, &options, max)?;
-        Ok(claim.tickets.into_iter().zip(locks).map(|(t, lock)| wit_ticket(t, lock)).collect())
-    }
-
-    fn board(location: Location) -> Result<Vec<BoardEntry>, LeaseError> {
-        let entries = shared::board(&location.connection_string, &location.container)?;
-        Ok(entries
-            .into_iter()
-            .map(|entry| BoardEntry {
-                name: entry.name,
-                state: lease_state(entry.state),
-                holder: entry.record.holder,
-                fencing_token: entry.record.fence,
-                last_start_ms: entry.record.started_ms,
-                last_stop_ms: entry.record.stopped_ms,
-                running: entry.record.running,
-                last_outcome: entry.record.outcome,
-            })
-            .collect())
-    }
+fn wit_board(entries: Vec<core::BoardEntry>) -> Vec<BoardEntry> {
+    let entry = |entry: core::BoardEntry| BoardEntry {
+        name: entry.name,
+        state: lease_state(entry.state),
+        holder: entry.record.holder,
+        fencing_token: entry.record.fence,
+        last_start_ms: entry.record.started_ms,
+        last_stop_ms: entry.record.stopped_ms,
+        running: entry.record.running,
+        last_outcome: entry.record.outcome,
+    };
+    entries.into_iter().map(entry).collect()
 }
 
 fn core_options(options: &GuardOptions) -> Result<core::GuardOptions, Error> {

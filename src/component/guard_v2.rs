@@ -2,10 +2,12 @@
 //! schedule with a phase and an optional starting deadline, the past-due signal on every ticket,
 //! the `too-late` skip, and the next due time on the board; and the fenced writes, new in 0.2.0.
 
+use super::glue::{self, Version};
 use super::lease::lock_ref;
-use super::shared::{self, at};
-use super::{client, lease_state, Component};
-use crate::config::Account;
+// Versions before 0.3.0 report a core error as a lease error, and have no room for why a claim
+// stopped early (the tickets granted before it go ahead).
+use super::shared::{self, at, lease_error as wit_error, tickets_only as wit_claimed};
+use super::{lease_state, Component};
 use crate::error::Error;
 use crate::guard::{self as core, unix_ms};
 use crate::ops::LeaseId;
@@ -17,68 +19,20 @@ use super::exports::traffic_cop::lease0_2_0::guard::{
     HeldByOther, Location, Outcome, PastDue, SkipReason, StaleFencingToken, Ticket, TooLate,
 };
 
+/// guard@0.2.0's values.
+pub(super) struct V2;
+
+glue::version!(V2, LeaseError, Vec<Ticket>, Vec<BoardEntry>);
+
 impl Guest for Component {
-    fn guarded_invoke(lock: Lock, options: GuardOptions) -> Decision {
-        match core_options(&options).and_then(|options| shared::invoke(&lock, &options)) {
-            Ok(core::Decision::Run(ticket)) => Decision::Run(wit_ticket(ticket, lock)),
-            Ok(core::Decision::Skip(reason)) => Decision::Skip(skip_reason(reason)),
-            Err(error) => Decision::Skip(SkipReason::Error(error.into())),
-        }
-    }
-
-    fn keep_alive(ticket: Ticket) -> Result<u64, LeaseError> {
-        Ok(unix_ms(shared::keep_alive(core_ticket(&ticket)?)?))
-    }
-
-    fn complete(ticket: Ticket, outcome: Outcome) -> Result<(), LeaseError> {
-        let outcome = match outcome {
-            Outcome::Success => core::Outcome::Success,
-            Outcome::Failure(reason) => core::Outcome::Failure(reason),
-        };
-        Ok(shared::complete(core_ticket(&ticket)?, &outcome)?)
-    }
-
-    fn claim(
-        location: Location,
-        items: Vec<String>,
-        options: GuardOptions,
-        max: u32,
-    ) -> Result<Vec<Ticket>, LeaseError> {
-        let options = core_options(&options)?;
-        let (claim, locks) =
-            shared::claim(&location.connection_string, &location.container, &items, &options, max)?;
-        Ok(claim.tickets.into_iter().zip(locks).map(|(t, lock)| wit_ticket(t, lock)).collect())
-    }
-
-    fn board(location: Location) -> Result<Vec<BoardEntry>, LeaseError> {
-        let entries = shared::board(&location.connection_string, &location.container)?;
-        Ok(entries
-            .into_iter()
-            .map(|entry| BoardEntry {
-                name: entry.name,
-                state: lease_state(entry.state),
-                holder: entry.record.holder,
-                fencing_token: entry.record.fence,
-                last_start_ms: entry.record.started_ms,
-                last_stop_ms: entry.record.stopped_ms,
-                running: entry.record.running,
-                last_outcome: entry.record.outcome,
-                interval_seconds: grid(&entry.schedule).map(|(every, _)| every),
-                offset_seconds: grid(&entry.schedule).map(|(_, phase)| phase),
-                next_due_ms: entry.next_due_ms,
-                overdue: entry.overdue,
-            })
-            .collect())
-    }
+    glue::guard_calls!(V2);
 
     fn write_fenced(
         ticket: Ticket,
         name: String,
         contents: Vec<u8>,
     ) -> Result<FencedWrite, FencedError> {
-        let ticket = core_ticket(&ticket).map_err(|e| FencedError::Failed(e.into()))?;
-        let ticket = shared::recall(ticket);
-        match core::write_fenced(&mut client(), &ticket, &name, &contents) {
+        match glue::write_fenced::<V2>(&ticket, &name, &contents) {
             Ok(written) => Ok(FencedWrite {
                 name: written.name,
                 fencing_token: written.fencing_token,
@@ -92,14 +46,31 @@ impl Guest for Component {
     }
 
     fn read_fenced(location: Location, name: String) -> Result<Option<FencedData>, LeaseError> {
-        let account = Account::from_connection_string(&location.connection_string)?;
-        let data = core::read_fenced(&mut client(), &account, &location.container, &name)?;
+        let data = glue::read_fenced(&location.connection_string, &location.container, &name)?;
         Ok(data.map(|data| FencedData {
             contents: data.contents,
             fencing_token: data.fencing_token,
             etag: data.etag,
         }))
     }
+}
+
+fn wit_board(entries: Vec<core::BoardEntry>) -> Vec<BoardEntry> {
+    let entry = |entry: core::BoardEntry| BoardEntry {
+        name: entry.name,
+        state: lease_state(entry.state),
+        holder: entry.record.holder,
+        fencing_token: entry.record.fence,
+        last_start_ms: entry.record.started_ms,
+        last_stop_ms: entry.record.stopped_ms,
+        running: entry.record.running,
+        last_outcome: entry.record.outcome,
+        interval_seconds: grid(&entry.schedule).map(|(every, _)| every),
+        offset_seconds: grid(&entry.schedule).map(|(_, phase)| phase),
+        next_due_ms: entry.next_due_ms,
+        overdue: entry.overdue,
+    };
+    entries.into_iter().map(entry).collect()
 }
 
 fn core_options(options: &GuardOptions) -> Result<core::GuardOptions, Error> {

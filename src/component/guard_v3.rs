@@ -4,17 +4,15 @@
 
 use super::exports::traffic_cop::lease0_1_0::lease::Lock;
 use super::exports::traffic_cop::lease0_3_0::guard::{
-    Claimed, Decision, FencedData, FencedError, FencedWrite, GuardError, GuardOptions, Guest,
-    Location, OperatorAnswer, Outcome, Schedule, SettingsCheck, ShownTime, SkipReason,
-    StaleFencingToken, StatusBoard, Ticket,
+    Decision, FencedData, FencedError, FencedWrite, GuardError, GuardOptions, Guest, Location,
+    OperatorAnswer, Outcome, Schedule, SettingsCheck, ShownTime, StaleFencingToken, Ticket,
 };
-use super::guard_v3_convert as convert;
+use super::glue::{self, Version};
+use super::guard_v3_convert::{self as convert, V3};
 use super::lease::lock_ref;
-use super::shared;
 use super::{client, Component};
-use crate::config::Account;
 use crate::error::Error;
-use crate::guard::{self as core, unix_ms};
+use crate::guard as core;
 use crate::schedule::ScheduleError;
 use std::time::Duration;
 
@@ -22,59 +20,14 @@ use std::time::Duration;
 const MAX_DUE_TIMES: u32 = 1000;
 
 impl Guest for Component {
-    fn guarded_invoke(lock: Lock, options: GuardOptions) -> Decision {
-        match convert::options(&options).and_then(|options| shared::invoke(&lock, &options)) {
-            Ok(core::Decision::Run(ticket)) => Decision::Run(convert::ticket(ticket, lock)),
-            Ok(core::Decision::Skip(reason)) => Decision::Skip(convert::skip_reason(reason)),
-            Err(error) => Decision::Skip(SkipReason::Error(convert::error(error))),
-        }
-    }
-
-    fn keep_alive(ticket: Ticket) -> Result<u64, GuardError> {
-        let ticket = convert::core_ticket(&ticket).map_err(convert::error)?;
-        shared::keep_alive(ticket).map(unix_ms).map_err(convert::error)
-    }
-
-    fn complete(ticket: Ticket, outcome: Outcome) -> Result<(), GuardError> {
-        let outcome = match outcome {
-            Outcome::Success => core::Outcome::Success,
-            Outcome::Failure(reason) => core::Outcome::Failure(reason),
-        };
-        let ticket = convert::core_ticket(&ticket).map_err(convert::error)?;
-        shared::complete(ticket, &outcome).map_err(convert::error)
-    }
-
-    fn claim(
-        location: Location,
-        items: Vec<String>,
-        options: GuardOptions,
-        max: u32,
-    ) -> Result<Claimed, GuardError> {
-        let options = convert::options(&options).map_err(convert::error)?;
-        let (claim, locks) =
-            shared::claim(&location.connection_string, &location.container, &items, &options, max)
-                .map_err(convert::error)?;
-        let tickets = claim.tickets.into_iter().zip(locks).map(|(t, l)| convert::ticket(t, l));
-        Ok(Claimed { tickets: tickets.collect(), stopped: claim.stopped.map(convert::error) })
-    }
-
-    fn board(location: Location) -> Result<StatusBoard, GuardError> {
-        let entries = shared::board(&location.connection_string, &location.container)
-            .map_err(convert::error)?;
-        Ok(StatusBoard {
-            tzdata: crate::zone::TZDATA_VERSION.to_string(),
-            locks: entries.into_iter().map(convert::board_entry).collect(),
-        })
-    }
+    glue::guard_calls!(V3);
 
     fn write_fenced(
         ticket: Ticket,
         name: String,
         contents: Vec<u8>,
     ) -> Result<FencedWrite, FencedError> {
-        let failed = |e| FencedError::Failed(convert::error(e));
-        let ticket = shared::recall(convert::core_ticket(&ticket).map_err(failed)?);
-        match core::write_fenced(&mut client(), &ticket, &name, &contents) {
+        match glue::write_fenced::<V3>(&ticket, &name, &contents) {
             Ok(written) => Ok(FencedWrite {
                 name: written.name,
                 fencing_token: written.fencing_token,
@@ -83,16 +36,16 @@ impl Guest for Component {
             Err(core::FencedError::Stale { presented, stored }) => {
                 Err(FencedError::StaleFencingToken(StaleFencingToken { presented, stored }))
             }
-            Err(core::FencedError::Failed(error)) => Err(failed(error)),
+            Err(core::FencedError::Failed(error)) => {
+                Err(FencedError::Failed(convert::wit_error(error)))
+            }
         }
     }
 
     fn read_fenced(location: Location, name: String) -> Result<Option<FencedData>, GuardError> {
-        let read = || {
-            let account = Account::from_connection_string(&location.connection_string)?;
-            core::read_fenced(&mut client(), &account, &location.container, &name)
-        };
-        Ok(read().map_err(convert::error)?.map(|data| FencedData {
+        let data = glue::read_fenced(&location.connection_string, &location.container, &name)
+            .map_err(convert::wit_error)?;
+        Ok(data.map(|data| FencedData {
             contents: data.contents,
             fencing_token: data.fencing_token,
             etag: data.etag,
@@ -105,29 +58,29 @@ impl Guest for Component {
         reason: String,
         drain_ms: u32,
     ) -> Result<OperatorAnswer, GuardError> {
-        let lock = lock_ref(&lock).map_err(convert::error)?;
+        let lock = lock_ref(&lock).map_err(convert::wit_error)?;
         let drain = Duration::from_millis(drain_ms.into());
         core::pause(&mut client(), &lock, &by, &reason, drain)
             .map(convert::operator_answer)
-            .map_err(convert::error)
+            .map_err(convert::wit_error)
     }
 
     fn resume(lock: Lock, by: String) -> Result<OperatorAnswer, GuardError> {
-        let lock = lock_ref(&lock).map_err(convert::error)?;
+        let lock = lock_ref(&lock).map_err(convert::wit_error)?;
         core::resume(&mut client(), &lock, &by)
             .map(convert::operator_answer)
-            .map_err(convert::error)
+            .map_err(convert::wit_error)
     }
 
     fn run_now(lock: Lock, by: String) -> Result<OperatorAnswer, GuardError> {
-        let lock = lock_ref(&lock).map_err(convert::error)?;
+        let lock = lock_ref(&lock).map_err(convert::wit_error)?;
         core::run_now(&mut client(), &lock, &by)
             .map(convert::operator_answer)
-            .map_err(convert::error)
+            .map_err(convert::wit_error)
     }
 
     fn due_times(schedule: Schedule, after_ms: u64, count: u32) -> Result<Vec<u64>, GuardError> {
-        let schedule = convert::schedule(&schedule).map_err(convert::error)?;
+        let schedule = convert::schedule(&schedule).map_err(convert::wit_error)?;
         Ok(core::due_times(&schedule, after_ms, count.min(MAX_DUE_TIMES)))
     }
 
@@ -141,7 +94,7 @@ impl Guest for Component {
             connection_string: &lock.connection_string,
             container: &lock.container,
             blob: &lock.blob,
-            options: convert::options(&options),
+            options: convert::core_options(&options),
             schedule: convert::schedule(&options.schedule),
         };
         convert::settings_check(core::check_settings(&mut client(), settings, count, reach_storage))
@@ -151,7 +104,10 @@ impl Guest for Component {
         let zone = match time_zone.as_deref().map(str::trim) {
             None | Some("") => crate::zone::Zone::utc(),
             Some(name) => crate::zone::Zone::named(name).map_err(|e| {
-                convert::error(Error::BadSchedule(ScheduleError::new("time-zone", e.to_string())))
+                convert::wit_error(Error::BadSchedule(ScheduleError::new(
+                    "time-zone",
+                    e.to_string(),
+                )))
             })?,
         };
         Ok(convert::shown_time(core::ShownTime::new(at_ms, &zone)))

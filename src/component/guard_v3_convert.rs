@@ -2,6 +2,7 @@
 
 use super::exports::traffic_cop::lease0_1_0::lease::Lock;
 use super::exports::traffic_cop::lease0_3_0::guard as wit;
+use super::glue;
 use super::lease::lock_ref;
 use super::shared::at;
 use crate::error::Error;
@@ -9,8 +10,14 @@ use crate::guard::{self as core, unix_ms, Overlap};
 use crate::ops::LeaseId;
 use crate::schedule::{cron::Dialect, Every, Schedule, ScheduleError, ZonedCron};
 use std::time::Duration;
+use wit::{Decision, GuardOptions, Outcome, Ticket};
 
-pub(super) fn error(error: Error) -> wit::GuardError {
+/// guard@0.3.0's values.
+pub(super) struct V3;
+
+glue::version!(V3, wit::GuardError, wit::Claimed, wit::StatusBoard);
+
+pub(super) fn wit_error(error: Error) -> wit::GuardError {
     match error {
         Error::BadSchedule(e) => wit::GuardError::BadSchedule(wit::BadSchedule {
             field: e.field.into(),
@@ -59,7 +66,7 @@ fn wit_schedule(schedule: &Schedule) -> wit::Schedule {
     }
 }
 
-pub(super) fn options(options: &wit::GuardOptions) -> Result<core::GuardOptions, Error> {
+pub(super) fn core_options(options: &wit::GuardOptions) -> Result<core::GuardOptions, Error> {
     let overlap = match options.overlap {
         None | Some(wit::Overlap::Forbid) => Overlap::Forbid,
         Some(wit::Overlap::Replace(after_seconds)) => Overlap::Replace { after_seconds },
@@ -95,7 +102,7 @@ fn wit_options(options: &core::GuardOptions) -> wit::GuardOptions {
 }
 
 /// `lock` is the caller's own record, handed back unchanged.
-pub(super) fn ticket(ticket: core::Ticket, lock: Lock) -> wit::Ticket {
+pub(super) fn wit_ticket(ticket: core::Ticket, lock: Lock) -> wit::Ticket {
     let past_due = &ticket.past_due;
     let (grant_etag, grant_record) = match &ticket.grant {
         Some(grant) => (grant.etag.clone(), grant.record.to_metadata()),
@@ -148,7 +155,7 @@ pub(super) fn core_ticket(ticket: &wit::Ticket) -> Result<core::Ticket, Error> {
             previous_start_ms: ticket.past_due.previous_start_ms,
             missed: ticket.past_due.missed,
         },
-        options: options(&ticket.options)?,
+        options: core_options(&ticket.options)?,
         grant,
     })
 }
@@ -187,7 +194,7 @@ pub(super) fn skip_reason(reason: core::SkipReason) -> wit::SkipReason {
         core::SkipReason::ScheduleConflict { recorded, ours } => {
             wit::SkipReason::ScheduleConflict(wit::ScheduleConflict { recorded, ours })
         }
-        core::SkipReason::Error(e) => wit::SkipReason::Error(error(e)),
+        core::SkipReason::Error(e) => wit::SkipReason::Error(wit_error(e)),
     }
 }
 
@@ -203,7 +210,7 @@ pub(super) fn operator_answer(answer: core::OperatorAnswer) -> wit::OperatorAnsw
     }
 }
 
-pub(super) fn board_entry(entry: core::BoardEntry) -> wit::BoardEntry {
+fn board_entry(entry: core::BoardEntry) -> wit::BoardEntry {
     let record = &entry.record;
     let recorded = entry.schedule.as_ref().map(|s| s.to_string());
     let conflict = record.conflict.as_ref().map(|c| wit::ScheduleConflict {
@@ -292,5 +299,16 @@ pub(super) fn settings_check(check: core::SettingsCheck) -> wit::SettingsCheck {
             credential: a.credential.to_string(),
         }),
         storage,
+    }
+}
+
+fn wit_claimed(tickets: Vec<wit::Ticket>, stopped: Option<Error>) -> wit::Claimed {
+    wit::Claimed { tickets, stopped: stopped.map(wit_error) }
+}
+
+fn wit_board(entries: Vec<core::BoardEntry>) -> wit::StatusBoard {
+    wit::StatusBoard {
+        tzdata: crate::zone::TZDATA_VERSION.to_string(),
+        locks: entries.into_iter().map(board_entry).collect(),
     }
 }

@@ -5,6 +5,7 @@
 //! versions' conversions have in common). Nothing here can trap: every input is validated and
 //! every failure is a typed error.
 
+mod glue;
 mod guard_v1;
 mod guard_v2;
 mod guard_v3;

@@ -12,6 +12,16 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::time::{Duration, SystemTime};
 
+/// A core error as versions before 0.3.0 report it.
+pub(super) fn lease_error(error: Error) -> LeaseError {
+    error.into()
+}
+
+/// A claim's tickets, for versions with no room for why it stopped early.
+pub(super) fn tickets_only<T>(tickets: Vec<T>, _stopped: Option<Error>) -> Vec<T> {
+    tickets
+}
+
 pub(super) fn at(ms: u64) -> SystemTime {
     SystemTime::UNIX_EPOCH + Duration::from_millis(ms)
 }

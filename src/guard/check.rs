@@ -5,11 +5,11 @@
 //! which due times are owed.
 
 use super::{GuardOptions, RunRecord};
+use crate::civil;
 use crate::client::LeaseClient;
 use crate::config::{validate_blob, validate_container, Account, Credential, Lock};
 use crate::error::Error;
 use crate::ops::LeaseState;
-use crate::civil;
 use crate::schedule::Schedule;
 use crate::transport::{Runtime, Transport};
 use crate::zone::Zone;

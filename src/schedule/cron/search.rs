@@ -9,9 +9,7 @@
 //! `lib.rs:95,671`; this does not, as nothing in the calendar changes there.)
 
 use super::Cron;
-use crate::civil::{
-    civil_from_days, days_in_month, weekday, DAYS_PER_CYCLE, SECONDS_PER_DAY,
-};
+use crate::civil::{civil_from_days, days_in_month, weekday, DAYS_PER_CYCLE, SECONDS_PER_DAY};
 
 /// Seconds in a day, as a time of day.
 const DAY: u32 = SECONDS_PER_DAY as u32;
