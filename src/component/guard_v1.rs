@@ -40,7 +40,7 @@ fn wit_board(entries: Vec<core::BoardEntry>) -> Vec<BoardEntry> {
 }
 
 fn core_options(options: &GuardOptions) -> Result<core::GuardOptions, Error> {
-    core::GuardOptions::new(
+    core::GuardOptions::every_interval(
         &options.holder,
         options.lease_seconds,
         options.interval_seconds,
@@ -52,7 +52,7 @@ fn wit_options(options: &core::GuardOptions) -> GuardOptions {
     GuardOptions {
         holder: options.holder.clone(),
         lease_seconds: options.lease_seconds,
-        interval_seconds: options.grid().0,
+        interval_seconds: options.every().0,
         keep_alive_seconds: Some(options.keep_alive_seconds),
     }
 }
@@ -60,7 +60,7 @@ fn wit_options(options: &core::GuardOptions) -> GuardOptions {
 /// `lock` is the caller's own record, handed back unchanged so the ticket names the lock
 /// exactly as the caller did.
 fn wit_ticket(ticket: core::Ticket, lock: Lock) -> Ticket {
-    let interval_ms = ticket.options.grid().0 * 1000;
+    let interval_ms = ticket.options.every().0 * 1000;
     Ticket {
         lock,
         lease_id: ticket.lease_id.to_string(),

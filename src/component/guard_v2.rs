@@ -74,13 +74,13 @@ fn wit_board(entries: Vec<core::BoardEntry>) -> Vec<BoardEntry> {
 }
 
 fn core_options(options: &GuardOptions) -> Result<core::GuardOptions, Error> {
-    core::GuardOptions::new(
+    core::GuardOptions::every_interval(
         &options.holder,
         options.lease_seconds,
         options.interval_seconds,
         options.keep_alive_seconds,
     )?
-    .with_schedule(options.offset_seconds, options.starting_deadline_seconds)
+    .with_phase_and_deadline(options.offset_seconds, options.starting_deadline_seconds)
 }
 
 /// A grid schedule's (interval, offset): all 0.2.0 can show.
@@ -95,8 +95,8 @@ fn wit_options(options: &core::GuardOptions) -> GuardOptions {
     GuardOptions {
         holder: options.holder.clone(),
         lease_seconds: options.lease_seconds,
-        interval_seconds: options.grid().0,
-        offset_seconds: options.grid().1,
+        interval_seconds: options.every().0,
+        offset_seconds: options.every().1,
         starting_deadline_seconds: options.starting_deadline_seconds,
         keep_alive_seconds: Some(options.keep_alive_seconds),
     }

@@ -1,7 +1,7 @@
 //! The guard's decision: a pure function of (run record, lease state, service time, the lock's
 //! creation time, options). Every exported version of the guard decides here.
 
-use super::{unix_ms, GuardOptions, Overlap, PastDue, RunRecord, SkipReason};
+use super::{unix_ms, FirstRun, GuardOptions, Overlap, PastDue, RunRecord, SkipReason};
 use crate::ops::LeaseState;
 use crate::schedule::Schedule;
 use std::time::SystemTime;
@@ -126,7 +126,7 @@ pub fn decide(
             });
         }
         Some(last) => past_due.missed = schedule.count_between(last.covers_until_ms(), due),
-        None if options.owed_since_creation => {
+        None if options.first_run == FirstRun::AtFirstDueTime => {
             let created_ms = created.map(unix_ms).unwrap_or(0);
             if due.saturating_add(FIRST_RUN_GRACE_MS) < created_ms {
                 return Verdict::Skip(SkipReason::NotDue { next_due_ms });

@@ -1,7 +1,10 @@
 use super::*;
 
 fn daily_at_two() -> GuardOptions {
-    GuardOptions::new("me", 15, 86_400, None).unwrap().with_schedule(7_200, None).unwrap()
+    GuardOptions::every_interval("me", 15, 86_400, None)
+        .unwrap()
+        .with_phase_and_deadline(7_200, None)
+        .unwrap()
 }
 
 const DAY: u64 = 86_400;
@@ -49,8 +52,10 @@ fn the_phase_moves_the_boundary_and_tolerates_a_replica_ahead_of_it() {
 
 #[test]
 fn a_starting_deadline_skips_a_late_tick_with_its_own_reason() {
-    let options =
-        GuardOptions::new("me", 15, 3_600, None).unwrap().with_schedule(900, Some(120)).unwrap();
+    let options = GuardOptions::every_interval("me", 15, 3_600, None)
+        .unwrap()
+        .with_phase_and_deadline(900, Some(120))
+        .unwrap();
     let record = ran_at(10 * 3_600 + 900, false);
     // Due at 12:15 (index 12); a tick at 12:17:01 is 121 s late.
     let verdict =
@@ -74,32 +79,36 @@ fn a_starting_deadline_skips_a_late_tick_with_its_own_reason() {
 
 #[test]
 fn schedule_options_are_validated() {
-    let base = || GuardOptions::new("me", 15, 3_600, None).unwrap();
+    let base = || GuardOptions::every_interval("me", 15, 3_600, None).unwrap();
     let message = |r: Result<GuardOptions, crate::Error>| match r {
         Err(crate::Error::InvalidArgument(m)) => m,
         other => panic!("expected InvalidArgument, got {other:?}"),
     };
-    assert!(message(base().with_schedule(3_600, None)).contains("offset-seconds must be below"));
-    assert!(message(base().with_schedule(0, Some(0))).contains("1 <= starting-deadline-seconds"));
-    assert!(message(base().with_schedule(0, Some(3_601))).contains("<= interval-seconds"));
-    let unscheduled = GuardOptions::new("me", 15, 0, None).unwrap();
-    assert!(message(unscheduled.clone().with_schedule(5, None)).contains("offset"));
-    assert!(message(unscheduled.with_schedule(0, Some(5))).contains("starting-deadline"));
-    let phased = base().with_schedule(900, Some(60)).unwrap();
+    assert!(message(base().with_phase_and_deadline(3_600, None))
+        .contains("offset-seconds must be below"));
+    assert!(message(base().with_phase_and_deadline(0, Some(0)))
+        .contains("1 <= starting-deadline-seconds"));
+    assert!(message(base().with_phase_and_deadline(0, Some(3_601))).contains("<= interval-seconds"));
+    let unscheduled = GuardOptions::every_interval("me", 15, 0, None).unwrap();
+    assert!(message(unscheduled.clone().with_phase_and_deadline(5, None)).contains("offset"));
+    assert!(message(unscheduled.with_phase_and_deadline(0, Some(5))).contains("starting-deadline"));
+    let phased = base().with_phase_and_deadline(900, Some(60)).unwrap();
     assert_eq!(phased.schedule.after(900_000), Some(4_500_000));
 }
 
 #[test]
 fn the_record_carries_its_schedule_and_due_time() {
-    let options =
-        GuardOptions::new("me", 15, 3_600, None).unwrap().with_schedule(900, None).unwrap();
+    let options = GuardOptions::every_interval("me", 15, 3_600, None)
+        .unwrap()
+        .with_phase_and_deadline(900, None)
+        .unwrap();
     let record = ran_at(10 * 3_600 + 900, false).scheduled_for(
         &options.schedule,
         (10 * 3_600 + 900) * 1000,
         0,
     );
     let record = RunRecord::from_metadata(&record.to_metadata());
-    assert_eq!(record.grid, Some((3_600, 900)));
+    assert_eq!(record.every, Some((3_600, 900)));
     assert_eq!(record.recorded_schedule(), Some(options.schedule.clone()));
     assert_eq!(record.last_due_ms(&options.schedule, 0), Some((10 * 3_600 + 900) * 1000));
 }

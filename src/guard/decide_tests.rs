@@ -15,7 +15,7 @@ fn at(seconds: u64) -> SystemTime {
 }
 
 fn options(interval_seconds: u64) -> GuardOptions {
-    GuardOptions::new("me", 15, interval_seconds, None).unwrap()
+    GuardOptions::every_interval("me", 15, interval_seconds, None).unwrap()
 }
 
 /// The fence and abandoned flag of a verdict to contend (panics on a skip).
@@ -135,18 +135,19 @@ fn options_are_validated_with_the_failed_relation_named() {
         Err(crate::Error::InvalidArgument(m)) => m,
         other => panic!("expected InvalidArgument, got {other:?}"),
     };
-    assert!(error(GuardOptions::new("me", 20, 60, Some(11)))
+    assert!(error(GuardOptions::every_interval("me", 20, 60, Some(11)))
         .contains("keep-alive-seconds * 2 <= lease-seconds; got 11 and 20"));
-    assert!(error(GuardOptions::new("me", 20, 60, Some(0))).contains("1 <= keep-alive-seconds"));
-    assert!(error(GuardOptions::new("me", 14, 60, None)).contains("15..=60"));
-    assert!(error(GuardOptions::new("me", 61, 60, None)).contains("15..=60"));
-    assert!(error(GuardOptions::new("", 15, 60, None)).contains("holder"));
-    assert!(error(GuardOptions::new("a\nb", 15, 60, None)).contains("holder"));
-    assert!(error(GuardOptions::new(&"x".repeat(65), 15, 60, None)).contains("holder"));
+    assert!(error(GuardOptions::every_interval("me", 20, 60, Some(0)))
+        .contains("1 <= keep-alive-seconds"));
+    assert!(error(GuardOptions::every_interval("me", 14, 60, None)).contains("15..=60"));
+    assert!(error(GuardOptions::every_interval("me", 61, 60, None)).contains("15..=60"));
+    assert!(error(GuardOptions::every_interval("", 15, 60, None)).contains("holder"));
+    assert!(error(GuardOptions::every_interval("a\nb", 15, 60, None)).contains("holder"));
+    assert!(error(GuardOptions::every_interval(&"x".repeat(65), 15, 60, None)).contains("holder"));
     assert!(matches!(
-        GuardOptions::new("me", 15, 400 * 86400, None),
+        GuardOptions::every_interval("me", 15, 400 * 86400, None),
         Err(crate::Error::BadSchedule(e)) if e.field == "interval-seconds"
     ));
-    assert_eq!(GuardOptions::new("me", 30, 60, None).unwrap().keep_alive_seconds, 10);
-    assert_eq!(GuardOptions::new("me", 15, 0, Some(7)).unwrap().keep_alive_seconds, 7);
+    assert_eq!(GuardOptions::every_interval("me", 30, 60, None).unwrap().keep_alive_seconds, 10);
+    assert_eq!(GuardOptions::every_interval("me", 15, 0, Some(7)).unwrap().keep_alive_seconds, 7);
 }

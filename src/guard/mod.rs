@@ -63,7 +63,7 @@ pub use invoke::guarded_invoke;
 pub use keep_alive::keep_alive;
 pub use operator::{pause, resume, run_now, OperatorAnswer};
 pub use operator_drain::RunningRun;
-pub use options::{GuardOptions, Overlap, DEFAULT_EARLY_MS, MAX_EARLY_MS, MAX_WAIT};
+pub use options::{FirstRun, GuardOptions, Overlap, DEFAULT_EARLY_MS, MAX_EARLY_MS, MAX_WAIT};
 pub use record::{Conflict, Paused, RunNow, RunRecord};
 
 use crate::config::Lock;

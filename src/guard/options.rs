@@ -31,9 +31,19 @@ pub struct GuardOptions {
     pub overlap: Overlap,
     /// How long to wait for a held lock before skipping (zero: skip at once).
     pub wait: Duration,
-    /// Due times before the lock was created are not owed (guard@0.3.0). When false
-    /// (guard@0.1.0 and @0.2.0), a lock that never ran runs at its first tick.
-    pub owed_since_creation: bool,
+    /// When a lock that never ran first runs.
+    pub first_run: FirstRun,
+}
+
+/// When a lock that never ran first runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FirstRun {
+    /// At its first tick, whatever the due time (the interval schedules of guard@0.1.0 and
+    /// @0.2.0 behave so).
+    AtFirstTick,
+    /// At the first due time since the lock was created: due times before a job existed are
+    /// not owed (guard@0.3.0).
+    AtFirstDueTime,
 }
 
 /// What a due time does to a run still holding the lock.
@@ -52,11 +62,11 @@ fn invalid(message: String) -> Error {
 }
 
 impl GuardOptions {
-    /// guard@0.1.0's options: a grid of `interval_seconds` from the epoch (0: no schedule), the
-    /// early tolerance a quarter interval (at most five minutes). `keep_alive_seconds`
-    /// defaults to a third of the lease; it must be at least 1 and at most half the lease, so
-    /// that a keep-alive needing retries still lands in time.
-    pub fn new(
+    /// A grid of `interval_seconds` from the epoch (0: no schedule), the early tolerance a quarter
+    /// interval (at most five minutes), the first run at the first tick (guard@0.1.0's
+    /// options). `keep_alive_seconds` defaults to a third of the lease; it must be at least 1 and
+    /// at most half the lease, so that a keep-alive needing retries still lands in time.
+    pub fn every_interval(
         holder: &str,
         lease_seconds: u32,
         interval_seconds: u64,
@@ -69,13 +79,13 @@ impl GuardOptions {
         let mut options =
             GuardOptions::scheduled(holder, lease_seconds, keep_alive_seconds, schedule)?;
         options.early_ms = (interval_seconds.saturating_mul(1000) / 4).min(MAX_EARLY_MS);
-        options.owed_since_creation = false;
+        options.first_run = FirstRun::AtFirstTick;
         Ok(options)
     }
 
-    /// guard@0.2.0's additions: a phase (`offset_seconds`, below the interval) and an optional
-    /// starting deadline (1..=interval seconds). Both need a schedule.
-    pub fn with_schedule(
+    /// A phase (`offset_seconds`, below the interval) and an optional starting deadline
+    /// (1..=interval seconds) for an interval schedule (guard@0.2.0's additions).
+    pub fn with_phase_and_deadline(
         self,
         offset_seconds: u64,
         starting_deadline_seconds: Option<u64>,
@@ -104,7 +114,8 @@ impl GuardOptions {
         Ok(GuardOptions { schedule, starting_deadline_seconds, ..self })
     }
 
-    /// guard@0.3.0's options: any schedule, the default early tolerance, no overlap, no wait.
+    /// Any schedule, the default early tolerance, no overlap, no wait, the first run at the first
+    /// due time since the lock was created (guard@0.3.0's options).
     pub fn scheduled(
         holder: &str,
         lease_seconds: u32,
@@ -136,7 +147,7 @@ impl GuardOptions {
             starting_deadline_seconds: None,
             overlap: Overlap::Forbid,
             wait: Duration::ZERO,
-            owed_since_creation: true,
+            first_run: FirstRun::AtFirstDueTime,
         })
     }
 
@@ -197,8 +208,9 @@ impl GuardOptions {
         Duration::from_secs(self.lease_seconds.into())
     }
 
-    /// The (interval, offset) of a grid schedule, for the versions that speak only grids.
-    pub fn grid(&self) -> (u64, u64) {
+    /// The (interval, offset) of an interval schedule, (0, 0) for any other: all the versions
+    /// that speak only intervals can show.
+    pub fn every(&self) -> (u64, u64) {
         match &self.schedule {
             Schedule::Every(every) => (every.interval_seconds(), every.offset_seconds()),
             _ => (0, 0),

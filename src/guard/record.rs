@@ -24,9 +24,9 @@ pub struct RunRecord {
     pub outcome: Option<String>,
     /// Label of the last run's holder.
     pub holder: Option<String>,
-    /// The (interval, offset) seconds of the last grant under a grid schedule, as guard@0.1.0
-    /// and @0.2.0 builds read it for their boards.
-    pub grid: Option<(u64, u64)>,
+    /// The (interval, offset) seconds of the last grant under an interval schedule: what builds
+    /// that speak only intervals read for their boards.
+    pub every: Option<(u64, u64)>,
     /// (token, due ms) of the last scheduled grant made by a build that records due times.
     pub due: Option<(u64, u64)>,
     /// The due times that grant caught up for.
@@ -225,13 +225,13 @@ impl RunRecord {
 
     /// This grant was for `due_ms` under `schedule`, catching up for `missed` due times.
     pub fn scheduled_for(self, schedule: &Schedule, due_ms: u64, missed: u64) -> RunRecord {
-        let grid = match schedule {
+        let every = match schedule {
             Schedule::Every(every) => Some((every.interval_seconds(), every.offset_seconds())),
             _ => None,
         };
         let due = schedule.is_scheduled().then_some((self.fence, due_ms));
         let totals = Totals { missed: self.totals.missed.saturating_add(missed), ..self.totals };
-        RunRecord { grid, due, missed, totals, schedule: Some(schedule.recorded()), ..self }
+        RunRecord { every, due, missed, totals, schedule: Some(schedule.recorded()), ..self }
     }
 
     /// This grant broke the lease of the run with token `old` (overlap `replace`).
@@ -272,7 +272,7 @@ impl RunRecord {
         if let Some(text) = &self.schedule {
             return Schedule::from_recorded(text);
         }
-        let (every, phase) = self.grid?;
+        let (every, phase) = self.every?;
         crate::schedule::Every::new(every, phase).ok().map(Schedule::Every)
     }
 }

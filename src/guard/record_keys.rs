@@ -75,7 +75,7 @@ fn read(metadata: &[(String, String)]) -> RunRecord {
         running: get(RUNNING).map(String::as_str) == Some("true"),
         outcome: words(OUTCOME),
         holder: words(HOLDER),
-        grid: number(EVERY)
+        every: number(EVERY)
             .filter(|every| *every > 0)
             .map(|every| (every, number(PHASE).filter(|phase| *phase < every).unwrap_or(0))),
         due: tagged(DUE).and_then(|(fence, rest)| {
@@ -127,8 +127,8 @@ fn write(record: &RunRecord) -> Vec<(String, String)> {
     // Empty text is not written: a metadata value cannot be told from an absent one.
     push(OUTCOME, record.outcome.as_deref().filter(|o| !o.is_empty()).map(text));
     push(HOLDER, record.holder.as_deref().filter(|h| !h.is_empty()).map(text));
-    push(EVERY, record.grid.map(|(every, _)| every.to_string()));
-    push(PHASE, record.grid.map(|(_, phase)| phase.to_string()));
+    push(EVERY, record.every.map(|(every, _)| every.to_string()));
+    push(PHASE, record.every.map(|(_, phase)| phase.to_string()));
     push(DUE, record.due.map(|(fence, due)| format!("{fence}:{due}:{}", record.missed)));
     push(SCHEDULE, record.schedule.as_deref().map(text));
     push(MANUAL, record.manual.as_ref().map(|(fence, by)| format!("{fence}:{}", text(by))));

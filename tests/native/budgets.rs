@@ -17,7 +17,7 @@ fn lock() -> Lock {
 }
 
 fn options(holder: &str) -> GuardOptions {
-    GuardOptions::new(holder, 15, 0, None).unwrap()
+    GuardOptions::every_interval(holder, 15, 0, None).unwrap()
 }
 
 #[test]
@@ -84,7 +84,7 @@ fn claim_stops_granting_when_the_oldest_ticket_has_less_than_its_keep_alive_left
     });
     let items: Vec<String> = (0..50).map(|i| format!("item-{i:02}")).collect();
     let account = Account::from_connection_string(EMULATOR).unwrap();
-    let options = GuardOptions::new("worker", 15, 60, Some(5)).unwrap();
+    let options = GuardOptions::every_interval("worker", 15, 60, Some(5)).unwrap();
     let mut client = world.client_over(hooked);
     let tickets =
         guard::claim(&mut client, &account, "budgets", &items, &options, 50).unwrap().tickets;

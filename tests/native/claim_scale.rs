@@ -49,7 +49,7 @@ fn worker(id: usize, tx: Sender<Msg>, ms: Arc<AtomicU64>, items: Arc<Vec<String>
     let channel = Channel { to_scheduler: tx.clone(), wrap: Msg::Send };
     let mut client = LeaseClient::new(channel, Clock(ms, Cell::new(seed)));
     let account = Account::from_connection_string(support::EMULATOR).unwrap();
-    let options = GuardOptions::new(&format!("w{id}"), 60, INTERVAL, None).unwrap();
+    let options = GuardOptions::every_interval(&format!("w{id}"), 60, INTERVAL, None).unwrap();
     let (mut claimed, mut failures) = (Vec::new(), 0);
     loop {
         let tickets =

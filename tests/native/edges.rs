@@ -21,7 +21,7 @@ fn lock() -> Lock {
 
 /// No deduplication: the lease alone decides, so a takeover needs nothing but expiry.
 fn options(holder: &str) -> GuardOptions {
-    GuardOptions::new(holder, 15, 0, None).unwrap()
+    GuardOptions::every_interval(holder, 15, 0, None).unwrap()
 }
 
 fn ticket(decision: Decision) -> Ticket {

@@ -106,7 +106,7 @@ fn round_trips_per_tick_for_each_source_with_and_without_a_kept_token() {
     for (name, auth) in sources() {
         let fixture = Fixture::new();
         let lock = Lock::parse(&format!("{ENDPOINT};{auth}"), "jobs", "nightly").unwrap();
-        let options = |holder: &str| GuardOptions::new(holder, 15, 60, None).unwrap();
+        let options = |holder: &str| GuardOptions::every_interval(holder, 15, 60, None).unwrap();
         // First use creates the container and blob; not a steady tick.
         let setup = TokenCache::default();
         let Decision::Run(first) =
@@ -180,7 +180,7 @@ fn a_refused_secret_is_a_typed_error_without_the_secret() {
         "nightly",
     )
     .unwrap();
-    let options = GuardOptions::new("a", 15, 60, None).unwrap();
+    let options = GuardOptions::every_interval("a", 15, 60, None).unwrap();
     let decision =
         guard::guarded_invoke(&mut fixture.client(&TokenCache::default()), &lock, &options);
     let Decision::Skip(guard::SkipReason::Error(error)) = &decision else { panic!("{decision:?}") };

@@ -119,7 +119,7 @@ fn bad_writes_send_nothing_and_lock_blobs_are_never_overwritten() {
 
     // Another lock's blob in the container: seen by its run record, and left alone.
     let other = traffic_cop::Lock::parse(support::EMULATOR, CONTAINER, "weekly").unwrap();
-    let options = traffic_cop::guard::GuardOptions::new("w", 15, 0, None).unwrap();
+    let options = traffic_cop::guard::GuardOptions::every_interval("w", 15, 0, None).unwrap();
     traffic_cop::guard::guarded_invoke(&mut world.client(), &other, &options);
     let record = world.service.peek(CONTAINER, "weekly", "tc_fence");
     match write_fenced(&mut world.client(), &ticket, "weekly", b"oops") {

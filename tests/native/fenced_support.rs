@@ -19,7 +19,7 @@ pub fn lock() -> Lock {
 
 /// A run of the lock: no schedule, so a takeover needs nothing but the lease's expiry.
 pub fn run(world: &FakeWorld, holder: &str) -> Ticket {
-    let options = GuardOptions::new(holder, 15, 0, None).unwrap();
+    let options = GuardOptions::every_interval(holder, 15, 0, None).unwrap();
     match guard::guarded_invoke(&mut world.client(), &lock(), &options) {
         Decision::Run(ticket) => ticket,
         other => panic!("expected a run for {holder}, got {other:?}"),

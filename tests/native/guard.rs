@@ -34,7 +34,7 @@ impl Virtual {
     }
 
     fn options(&self, holder: &str, interval_seconds: u64) -> GuardOptions {
-        GuardOptions::new(holder, Self::LEASE_SECONDS, interval_seconds, None).unwrap()
+        GuardOptions::every_interval(holder, Self::LEASE_SECONDS, interval_seconds, None).unwrap()
     }
 }
 
@@ -129,7 +129,7 @@ crate::scenario_tests!(Virtual::new());
 #[test]
 fn invalid_options_and_tickets_are_refused_before_any_request() {
     let mut world = Virtual::new();
-    let error = GuardOptions::new("me", 20, 60, Some(15)).unwrap_err();
+    let error = GuardOptions::every_interval("me", 20, 60, Some(15)).unwrap_err();
     assert!(error.to_string().contains("keep-alive-seconds * 2 <= lease-seconds"), "{error}");
     let account = Account::from_connection_string(EMULATOR).unwrap();
     let options = world.options("me", 4);

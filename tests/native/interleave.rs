@@ -54,7 +54,7 @@ fn channel_to(scheduler: &Sender<Msg>) -> Channel<Msg> {
 fn contender(id: usize, tx: Sender<Msg>, ms: Arc<AtomicU64>, seed: u64) {
     let mut client =
         LeaseClient::new(channel_to(&tx), Clock(ms.clone(), std::cell::Cell::new(seed)));
-    let options = GuardOptions::new(&format!("c{id}"), 15, INTERVAL, None).unwrap();
+    let options = GuardOptions::every_interval(&format!("c{id}"), 15, INTERVAL, None).unwrap();
     let mut jitter = seed | 1;
     let first_tick = (ms.load(Ordering::SeqCst) / 1000 / INTERVAL + 1) * INTERVAL * 1000;
     for tick in 0..TICKS {
@@ -167,7 +167,7 @@ fn schedule(seed: u64) -> usize {
     threads.into_iter().for_each(|t| t.join().unwrap());
 
     // The due time a start counts for, as the guard judges it (a quarter-interval tolerance).
-    let options = GuardOptions::new("judge", 15, INTERVAL, None).unwrap();
+    let options = GuardOptions::every_interval("judge", 15, INTERVAL, None).unwrap();
     let due = |start: u64| options.schedule.counts_for(start, options.early_ms);
     for pair in grants.windows(2) {
         if pair[1].0 <= pair[0].0 {

@@ -35,7 +35,7 @@ fn account() -> Account {
 }
 
 fn options(holder: &str) -> GuardOptions {
-    GuardOptions::new(holder, 15, 60, None).unwrap()
+    GuardOptions::every_interval(holder, 15, 60, None).unwrap()
 }
 
 /// Two and a half pages of locks, each with a run record: claim grants every one (the first

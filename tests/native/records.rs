@@ -16,7 +16,7 @@ fn lock(name: &str) -> Lock {
 }
 
 fn options() -> GuardOptions {
-    GuardOptions::new("older", 15, 0, None).unwrap()
+    GuardOptions::every_interval("older", 15, 0, None).unwrap()
 }
 
 /// The lock as a newer build left it: a completed run, plus keys this build does not know.

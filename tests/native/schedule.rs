@@ -48,7 +48,10 @@ impl World {
 }
 
 fn hourly_at_quarter_past(deadline: Option<u64>) -> GuardOptions {
-    GuardOptions::new("r", 15, INTERVAL, None).unwrap().with_schedule(OFFSET, deadline).unwrap()
+    GuardOptions::every_interval("r", 15, INTERVAL, None)
+        .unwrap()
+        .with_phase_and_deadline(OFFSET, deadline)
+        .unwrap()
 }
 
 fn the_run(decisions: &[Decision]) -> Ticket {
@@ -132,7 +135,7 @@ fn the_board_shows_the_next_due_time_and_flags_a_missed_one() {
     world.at_due(K + 1, 0);
     let entry = board(&world).pop().unwrap();
     assert_eq!((entry.next_due_ms, entry.overdue), (Some(next), false));
-    assert_eq!(entry.record.grid, Some((INTERVAL, OFFSET)));
+    assert_eq!(entry.record.every, Some((INTERVAL, OFFSET)));
     // Five minutes (the tolerance for an hourly job) after the due time with no run: overdue.
     world.at_due(K + 1, 301);
     assert!(board(&world).pop().unwrap().overdue);

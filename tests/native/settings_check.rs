@@ -155,11 +155,13 @@ fn an_option_refusal_names_its_field_for_every_argument_field() {
         (GuardOptions::scheduled("x", 15, Some(0), schedule.clone()), "keep-alive-seconds"),
         (GuardOptions::scheduled(&"x".repeat(65), 15, None, schedule.clone()), "holder"),
         (
-            GuardOptions::new("x", 15, 60, None).and_then(|o| o.with_schedule(60, None)),
+            GuardOptions::every_interval("x", 15, 60, None)
+                .and_then(|o| o.with_phase_and_deadline(60, None)),
             "offset-seconds",
         ),
         (
-            GuardOptions::new("x", 15, 60, None).and_then(|o| o.with_schedule(0, Some(61))),
+            GuardOptions::every_interval("x", 15, 60, None)
+                .and_then(|o| o.with_phase_and_deadline(0, Some(61))),
             "starting-deadline-seconds",
         ),
     ] {

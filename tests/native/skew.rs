@@ -69,7 +69,8 @@ fn run_ticks(seed: u64) {
             }
             let runtime = VirtualRuntime::on_clock(clock.clone(), next(&mut rng));
             let mut client = LeaseClient::new(service.clone(), runtime);
-            let options = GuardOptions::new(&format!("r{replica}"), 15, INTERVAL, None).unwrap();
+            let options =
+                GuardOptions::every_interval(&format!("r{replica}"), 15, INTERVAL, None).unwrap();
             match guard::guarded_invoke(&mut client, &lock, &options) {
                 Decision::Run(ticket) => {
                     runs.entry(tick_ms / 1000).or_default().push(replica);

@@ -15,7 +15,7 @@ fn lock() -> Lock {
 }
 
 fn options(holder: &str) -> GuardOptions {
-    GuardOptions::new(holder, 15, 0, None).unwrap()
+    GuardOptions::every_interval(holder, 15, 0, None).unwrap()
 }
 
 fn record(world: &World) -> RunRecord {

@@ -71,11 +71,11 @@ pub fn account() -> Account {
 }
 
 pub fn scheduled(holder: &str) -> GuardOptions {
-    GuardOptions::new(holder, 15, INTERVAL_S, Some(5)).unwrap()
+    GuardOptions::every_interval(holder, 15, INTERVAL_S, Some(5)).unwrap()
 }
 
 fn unscheduled(holder: &str) -> GuardOptions {
-    GuardOptions::new(holder, 15, 0, Some(5)).unwrap()
+    GuardOptions::every_interval(holder, 15, 0, Some(5)).unwrap()
 }
 
 fn run(stage: &Stage, name: &str, options: &GuardOptions) -> Ticket {
