@@ -15,24 +15,26 @@ pub const MAX_EARLY_MS: u64 = 5 * 60 * 1000;
 /// less than a polling trigger's period (Spin's cron trigger fires on whole seconds).
 pub const DEFAULT_EARLY_MS: u64 = 5_000;
 
+/// Built only by its constructors, which validate every field (a caller outside the crate reads
+/// the fields through the methods of the same names), so the drivers can trust them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GuardOptions {
     /// Who is asking (shown to followers and on the board), 1-64 printable characters.
-    pub holder: String,
+    pub(crate) holder: String,
     /// Lease period in seconds (15..=60): how long a crashed holder can block the others.
-    pub lease_seconds: u32,
+    pub(crate) lease_seconds: u32,
     /// How often the work should call `keep-alive`, in seconds.
-    pub keep_alive_seconds: u32,
-    pub schedule: Schedule,
+    pub(crate) keep_alive_seconds: u32,
+    pub(crate) schedule: Schedule,
     /// How early (ms, service clock) a tick may come and still count for the coming due time.
-    pub early_ms: u64,
+    pub(crate) early_ms: u64,
     /// Opt-in: a tick later than this after its due time skips (`TooLate`) instead of running.
-    pub starting_deadline_seconds: Option<u64>,
-    pub overlap: Overlap,
+    pub(crate) starting_deadline_seconds: Option<u64>,
+    pub(crate) overlap: Overlap,
     /// How long to wait for a held lock before skipping (zero: skip at once).
-    pub wait: Duration,
+    pub(crate) wait: Duration,
     /// When a lock that never ran first runs.
-    pub first_run: FirstRun,
+    pub(crate) first_run: FirstRun,
 }
 
 /// When a lock that never ran first runs.
@@ -59,6 +61,14 @@ pub enum Overlap {
 
 fn invalid(message: String) -> Error {
     Error::InvalidArgument(message)
+}
+
+fn check_holder(holder: &str) -> Result<(), Error> {
+    let length = holder.chars().count();
+    if !(1..=64).contains(&length) || holder.chars().any(char::is_control) {
+        return Err(invalid("holder must be 1-64 characters without control characters".into()));
+    }
+    Ok(())
 }
 
 impl GuardOptions {
@@ -122,12 +132,7 @@ impl GuardOptions {
         keep_alive_seconds: Option<u32>,
         schedule: Schedule,
     ) -> Result<GuardOptions, Error> {
-        let length = holder.chars().count();
-        if !(1..=64).contains(&length) || holder.chars().any(char::is_control) {
-            return Err(invalid(
-                "holder must be 1-64 characters without control characters".into(),
-            ));
-        }
+        check_holder(holder)?;
         if !(15..=60).contains(&lease_seconds) {
             return Err(invalid(format!("lease-seconds must be 15..=60, got {lease_seconds}")));
         }
@@ -198,6 +203,48 @@ impl GuardOptions {
             )));
         }
         Ok(GuardOptions { wait, ..self })
+    }
+
+    /// The same options for another holder (a replica of its own), checked as when built.
+    pub fn for_holder(self, holder: &str) -> Result<GuardOptions, Error> {
+        check_holder(holder)?;
+        Ok(GuardOptions { holder: holder.to_string(), ..self })
+    }
+
+    pub fn holder(&self) -> &str {
+        &self.holder
+    }
+
+    pub fn lease_seconds(&self) -> u32 {
+        self.lease_seconds
+    }
+
+    pub fn keep_alive_seconds(&self) -> u32 {
+        self.keep_alive_seconds
+    }
+
+    pub fn schedule(&self) -> &Schedule {
+        &self.schedule
+    }
+
+    pub fn early_ms(&self) -> u64 {
+        self.early_ms
+    }
+
+    pub fn starting_deadline_seconds(&self) -> Option<u64> {
+        self.starting_deadline_seconds
+    }
+
+    pub fn overlap(&self) -> Overlap {
+        self.overlap
+    }
+
+    pub fn wait(&self) -> Duration {
+        self.wait
+    }
+
+    pub fn first_run(&self) -> FirstRun {
+        self.first_run
     }
 
     pub(crate) fn lease_duration(&self) -> LeaseDuration {

@@ -60,7 +60,7 @@ fn a_tick_in_the_repeated_hour_does_not_run_the_weekly_job_again() {
     let weekly = cron("45 1 * * SUN", "Europe/London", Dialect::Classic);
     let options = GuardOptions::scheduled("r0", 15, None, weekly).unwrap();
     let tick = |holder: &str| {
-        let options = GuardOptions { holder: holder.into(), ..options.clone() };
+        let options = options.clone().for_holder(holder).unwrap();
         guard::guarded_invoke(&mut world.client(), &lock, &options)
     };
     // The lock exists before the due time, so that due time is owed.

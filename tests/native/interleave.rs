@@ -168,7 +168,7 @@ fn schedule(seed: u64) -> usize {
 
     // The due time a start counts for, as the guard judges it (a quarter-interval tolerance).
     let options = GuardOptions::every_interval("judge", 15, INTERVAL, None).unwrap();
-    let due = |start: u64| options.schedule.counts_for(start, options.early_ms);
+    let due = |start: u64| options.schedule().counts_for(start, options.early_ms());
     for pair in grants.windows(2) {
         if pair[1].0 <= pair[0].0 {
             violations.push(format!("tokens out of order: {pair:?}"));

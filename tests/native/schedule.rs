@@ -36,7 +36,7 @@ impl World {
             .map(|replica| {
                 self.at_due(k, first + replica * 2);
                 let lock = Lock::parse(EMULATOR, "schedule", "hourly").unwrap();
-                let options = GuardOptions { holder: format!("r{replica}"), ..options.clone() };
+                let options = options.clone().for_holder(&format!("r{replica}")).unwrap();
                 let decision = guard::guarded_invoke(&mut self.client(), &lock, &options);
                 if let Decision::Run(ticket) = &decision {
                     guard::complete(&mut self.client(), ticket, &Outcome::Success).unwrap();

@@ -262,11 +262,8 @@ fn janitor(settings: &Settings) -> Result<String, String> {
         .map(BoardRow::from)
         .collect();
     let held = rows.iter().filter(|r| r.held()).count();
-    let abandoned: Vec<&str> = rows
-        .iter()
-        .filter(|r| r.running && !r.held())
-        .map(|r| r.name.as_str())
-        .collect();
+    let abandoned: Vec<&str> =
+        rows.iter().filter(|r| r.running && !r.held()).map(|r| r.name.as_str()).collect();
     Ok(format!(
         "janitor report: {} locks, {held} held, {} abandoned{}",
         rows.len(),
