@@ -7,40 +7,11 @@
 use traffic_cop_testbed::needs::require;
 use traffic_cop_testbed::runner::Test;
 
-use crate::story::{self, parse_report, Node, Tick};
-use std::time::{Duration, Instant};
+use crate::story::{self, Tick};
+use std::time::Duration;
 use traffic_cop_testbed::spin::{assert_built, cron_line, find_spin, manifest_copy, Launch};
 
 const INTERVAL: u64 = 3;
-
-/// Every `cron tick <at>: <report>` line the replicas have logged so far, parsed.
-fn ticks(nodes: &[Node]) -> Vec<Tick> {
-    let mut ticks: Vec<Tick> = nodes
-        .iter()
-        .enumerate()
-        .flat_map(|(i, node)| {
-            let log = node.replica.log("cron-job");
-            log.lines()
-                .filter_map(traffic_cop_testbed::tick_line)
-                .filter_map(|(at, report)| parse_report(at, i, report))
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    ticks.sort_by_key(|t| (t.at, t.node));
-    ticks
-}
-
-/// Waits until `done` holds for the ticks logged so far (at most `limit`), and returns them.
-fn wait_for(nodes: &[Node], limit: Duration, done: impl Fn(&[Tick]) -> bool) -> Vec<Tick> {
-    let until = Instant::now() + limit;
-    loop {
-        let seen = ticks(nodes);
-        if done(&seen) || Instant::now() > until {
-            return seen;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
 
 fn after_all_replicas_were_down_one_catch_up_run_reports_the_missed_due_times() {
     let spin = require("real spin (catch-up)", find_spin());
@@ -57,16 +28,16 @@ fn after_all_replicas_were_down_one_catch_up_run_reports_the_missed_due_times() 
     let container = format!("spincatchup{}", std::process::id());
     let mut before = story::start_nodes(&launch, &dir, &container, "before", INTERVAL, 0);
     let runs = |ticks: &[Tick]| ticks.iter().filter(|t| t.token.is_some()).count();
-    let seen = wait_for(&before, Duration::from_secs(40), |t| runs(t) >= 2);
+    let seen = story::wait_for_ticks(&before, Duration::from_secs(40), |t| runs(t) >= 2);
     assert!(runs(&seen) >= 2, "no runs on schedule:\n{}", story::dump(&seen));
     before.iter_mut().for_each(|node| node.replica.kill());
-    let seen = ticks(&before);
+    let seen = story::logged_ticks(&before);
     let last = seen.iter().rfind(|t| t.token.is_some()).unwrap().clone();
 
     // Down through at least three due times, then back.
     std::thread::sleep(Duration::from_secs(3 * INTERVAL + 1));
     let after = story::start_nodes(&launch, &dir, &container, "after", INTERVAL, 0);
-    let back = wait_for(&after, Duration::from_secs(30), |t| runs(t) >= 1);
+    let back = story::wait_for_ticks(&after, Duration::from_secs(30), |t| runs(t) >= 1);
     let all = format!("{}\n--- after the restart ---\n{}", story::dump(&seen), story::dump(&back));
     let first = back.iter().find(|t| t.token.is_some()).unwrap_or_else(|| panic!("{all}"));
     let at_first: Vec<&Tick> = back.iter().filter(|t| t.at == first.at).collect();

@@ -6,30 +6,10 @@
 //! nobody asked for).
 
 use crate::story::{self, Tick};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use traffic_cop_testbed::needs::require;
 use traffic_cop_testbed::runner::Test;
 use traffic_cop_testbed::spin::{assert_built, cron_line, find_spin, manifest_copy, Launch};
-
-/// Every tick line one replica has logged so far, parsed.
-fn ticks(node: &story::Node) -> Vec<Tick> {
-    let log = node.replica.log("cron-job");
-    log.lines()
-        .filter_map(traffic_cop_testbed::tick_line)
-        .filter_map(|(at, report)| story::parse_report(at, 0, report))
-        .collect()
-}
-
-fn wait_for(node: &story::Node, limit: Duration, done: impl Fn(&[Tick]) -> bool) -> Vec<Tick> {
-    let until = Instant::now() + limit;
-    loop {
-        let seen = ticks(node);
-        if done(&seen) || Instant::now() > until {
-            return seen;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
 
 fn a_new_schedules_due_time_before_the_last_start_does_not_run_on_real_spin() {
     let spin = require("real spin (schedule change)", find_spin());
@@ -48,7 +28,7 @@ fn a_new_schedules_due_time_before_the_last_start_does_not_run_on_real_spin() {
     let every_5 = [("schedule", "*/5 * * * * *".to_string())];
     let mut before = story::start_nodes_with(&launch, &dir, &container, "every5", 1, &every_5);
     let ran = |t: &[Tick]| t.iter().any(|t| t.token.is_some());
-    let seen = wait_for(&before[0], Duration::from_secs(30), ran);
+    let seen = story::wait_for_ticks(&before, Duration::from_secs(30), ran);
     assert!(ran(&seen), "no run every 5 s:\n{}", story::dump(&seen));
     before[0].replica.kill();
     // The last run's start, read after the kill: no run can start after it.
@@ -64,7 +44,7 @@ fn a_new_schedules_due_time_before_the_last_start_does_not_run_on_real_spin() {
     // then the new one decides.
     let decided =
         |t: &[Tick]| t.iter().any(|t| t.detail.contains("already ran") || t.token.is_some());
-    let seen = wait_for(&after[0], Duration::from_secs(100), decided);
+    let seen = story::wait_for_ticks(&after, Duration::from_secs(100), decided);
     let all = format!("schedule {daily}, last start {start}:\n{}", story::dump(&seen));
     assert!(seen.iter().all(|t| t.token.is_none()), "nothing may run: {all}");
     let skip = seen

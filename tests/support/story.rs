@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use traffic_cop_testbed::azurite::{connection_string_for_port, Azurite};
 use traffic_cop_testbed::proxy::CountingProxy;
 use traffic_cop_testbed::spin::{Launch, SpinReplica};
@@ -295,4 +295,37 @@ pub fn blob_metadata(container: &str) -> (LeaseState, BTreeMap<String, String>) 
     };
     let status = fresh().inspect(&lock).unwrap();
     (status.state, status.metadata.into_iter().collect())
+}
+
+/// Every `cron tick <at>: <report>` line the replicas have logged so far, parsed.
+pub fn logged_ticks(nodes: &[Node]) -> Vec<Tick> {
+    let mut ticks: Vec<Tick> = nodes
+        .iter()
+        .enumerate()
+        .flat_map(|(i, node)| {
+            let log = node.replica.log("cron-job");
+            log.lines()
+                .filter_map(traffic_cop_testbed::tick_line)
+                .filter_map(|(at, report)| parse_report(at, i, report))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    ticks.sort_by_key(|t| (t.at, t.node));
+    ticks
+}
+
+/// Waits until `done` holds for the ticks logged so far (at most `limit`), and returns them.
+pub fn wait_for_ticks(
+    nodes: &[Node],
+    limit: Duration,
+    done: impl Fn(&[Tick]) -> bool,
+) -> Vec<Tick> {
+    let until = Instant::now() + limit;
+    loop {
+        let seen = logged_ticks(nodes);
+        if done(&seen) || Instant::now() > until {
+            return seen;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
