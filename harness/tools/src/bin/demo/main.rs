@@ -101,7 +101,7 @@ fn wasmtime_demo() {
                         None => {}
                     }
                     match app.cron_tick(&variables, at, Some(kill.clone())) {
-                        // The component prints "cron tick <timestamp>: <report>"; show the report.
+                        // The component prints "cron tick <ISO 8601 time>: <report>"; show the report.
                         Ok(printed) => printed.lines().for_each(|line| {
                             say(&name, line.split_once(": ").map_or(line, |(_, r)| r))
                         }),

@@ -74,10 +74,9 @@ pub fn run(found: Found) {
         for (i, replica) in replicas.iter().enumerate() {
             let log = replica.log("cron-job");
             for line in log.lines().skip(shown[i]) {
-                // "cron tick <timestamp>: <report>", printed when the tick is done; the
+                // "cron tick <ISO 8601 time>: <report>", printed when the tick is done; the
                 // scheduled moment tells which interval it was.
-                let (tick, report) = line.split_once(": ").unwrap_or(("", line));
-                let at = tick.trim_start_matches("cron tick ").parse::<u64>().unwrap_or(0);
+                let (at, report) = traffic_cop_testbed::tick_line(line).unwrap_or((0, line));
                 say(&replica.name, &format!("tick {} {report}", crate::clock(at)));
                 if line.contains("took over an abandoned run") {
                     took_over_at.get_or_insert_with(Instant::now);
