@@ -3,7 +3,7 @@
 //! about a verb comes from that verb's [`Op`].
 
 use crate::config::{Credential, Lock};
-use crate::error::{Error, ServiceError};
+use crate::error::{Error, LeaseLoss, RanOut, RanOutWhen, ServiceError};
 use crate::identity::TokenCache;
 use crate::ops::{
     prepare, Acquire, Break, BreakPeriod, Change, CreateBlob, CreateContainer, Inspect,
@@ -120,10 +120,8 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
         self.retry = retry;
         match answer {
             Ok(()) => true,
-            // Status 0: decided here, nothing was sent.
-            Err(error) => {
-                error.service_error().is_some_and(|e| e.status != 0) && !outcome_unknown(&error)
-            }
+            // Only the service's word counts: a refusal decided here sent nothing.
+            Err(error) => error.service_error().is_some() && !outcome_unknown(&error),
         }
     }
 
@@ -258,19 +256,18 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
 /// The longest `Retry-After` the client waits out within one call.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
 
-/// The local `LeaseLost` of a call that ran out of lease time. Status 0: no service answer.
+/// The local `LeaseLost` of a call that ran out of lease time: no service answer.
 fn lease_time_ran_out(after_attempts: bool) -> Error {
-    let what = if after_attempts {
-        "the time left on the lease ran out between attempts"
+    let (when, what) = if after_attempts {
+        (RanOutWhen::BetweenAttempts, "the time left on the lease ran out between attempts")
     } else {
-        "the time left on the lease ran out before the call; nothing was sent"
+        (
+            RanOutWhen::BeforeSending,
+            "the time left on the lease ran out before the call; nothing was sent",
+        )
     };
-    Error::LeaseLost(ServiceError {
-        status: 0,
-        code: None,
-        request_id: None,
-        message: format!("{what}: treat the lease as lost and stop the work"),
-    })
+    let message = format!("{what}: treat the lease as lost and stop the work");
+    Error::LeaseLost(LeaseLoss::RanOut(RanOut { when, message }))
 }
 
 /// Whether a failed call may have been carried out after all: no answer, or a server-side

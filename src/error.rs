@@ -42,9 +42,9 @@ impl fmt::Display for ServiceError {
 pub enum Error {
     /// Another holder has the lease: skip the work and try again later.
     HeldByOther(ServiceError),
-    /// Our lease id no longer matches (expired and taken, broken, released, or never ours):
-    /// stop the guarded work now.
-    LeaseLost(ServiceError),
+    /// The lease is no longer ours, or may not be: stop the guarded work now. Whether the
+    /// service said so or this code stopped because the lease's time ran out is in [`LeaseLoss`].
+    LeaseLost(LeaseLoss),
     /// The container or blob does not exist (only acquire creates them).
     NotFound(ServiceError),
     /// The service refused the credential or the caller: a wrong key or SAS, a host clock more
@@ -62,16 +62,100 @@ pub enum Error {
     Transport(TransportError),
     /// Any other refusal from the service.
     Service(ServiceError),
-    /// The schedule (or a guard option that goes with it) cannot be used; the field is named.
-    /// Nothing was sent.
-    BadSchedule(crate::schedule::ScheduleError),
+    /// A guard option, or a part of its schedule, cannot be used; the field is named. Nothing
+    /// was sent.
+    BadOption(FieldError),
+    /// Others kept changing what this call reads between each look and write, and it gave up:
+    /// this code's decision, not the service's word (each refusal it saw was a 412).
+    Contended(Contention),
+    /// The service answered with success but without what the protocol promises (a missing
+    /// `Date` header, an unreadable fencing token, a listing that repeats itself): refused rather
+    /// than guessed. Says what was missing; nothing was changed by this call after it.
+    UnexpectedAnswer(String),
+    /// A bound this code keeps on one call was reached (a container listing longer than it
+    /// reads); says which and what to do.
+    LimitReached(String),
+    /// The access token given in the connection string is expired or for another audience, as
+    /// the token itself says. Nothing was sent.
+    UnusableToken(UnusableToken),
+}
+
+/// Why a lease is lost: the service's word, or this code's because the time ran out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LeaseLoss {
+    /// The service said the lease id no longer matches (expired and taken, broken, released, or
+    /// never ours).
+    Service(ServiceError),
+    /// The time left on the lease ran out on this side, with no word from the service: it may
+    /// already be someone else's.
+    RanOut(RanOut),
+}
+
+/// A lease whose time ran out here, and when.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RanOut {
+    pub when: RanOutWhen,
+    /// What ran out and what this code did about it.
+    pub message: String,
+}
+
+/// When a lease's time ran out on this side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RanOutWhen {
+    /// Before a call under it was sent: nothing was sent.
+    BeforeSending,
+    /// Between the attempts of a call (retries spent the time left).
+    BetweenAttempts,
+    /// The grant came back after its lease period: the run was not started.
+    GrantedTooLate,
+    /// While a claim granted other items: those runs were not handed out.
+    DuringClaim,
+}
+
+/// A call that gave up because others kept moving what it reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Contention {
+    /// How many times it looked and tried to write.
+    pub attempts: u32,
+    /// What kept moving, and what was (not) written.
+    pub message: String,
+}
+
+/// An access token refused before anything was sent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnusableToken {
+    pub problem: TokenProblem,
+    /// What is wrong with it and how to get a usable one.
+    pub message: String,
+}
+
+/// What the token says that makes it unusable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TokenProblem {
+    Expired,
+    WrongAudience,
+}
+
+impl fmt::Display for LeaseLoss {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LeaseLoss::Service(e) => write!(f, "{e}"),
+            LeaseLoss::RanOut(r) => write!(f, "{}", r.message),
+        }
+    }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::HeldByOther(e) => write!(f, "lease is held by another holder: {e}"),
-            Error::LeaseLost(e) => write!(f, "lease lost or not ours: {e}"),
+            Error::LeaseLost(LeaseLoss::Service(e)) => write!(f, "lease lost or not ours: {e}"),
+            Error::LeaseLost(LeaseLoss::RanOut(r)) => {
+                write!(f, "lease time ran out here: {}", r.message)
+            }
             Error::NotFound(e) => write!(f, "not found: {e}"),
             Error::Unauthorized(e) => write!(f, "unauthorized: {e}"),
             Error::InvalidConfig(m) => write!(f, "invalid configuration: {m}"),
@@ -79,12 +163,40 @@ impl fmt::Display for Error {
             Error::Throttled(e) => write!(f, "throttled by the service: {e}"),
             Error::Transport(e) => write!(f, "transport failure: {e}"),
             Error::Service(e) => write!(f, "service error: {e}"),
-            Error::BadSchedule(e) => write!(f, "bad schedule: {e}"),
+            Error::BadOption(e) => write!(f, "bad option: {e}"),
+            Error::Contended(c) => {
+                write!(f, "gave up after {} attempts: {}", c.attempts, c.message)
+            }
+            Error::UnexpectedAnswer(m) => write!(f, "unexpected answer: {m}"),
+            Error::LimitReached(m) => write!(f, "limit reached: {m}"),
+            Error::UnusableToken(t) => write!(f, "unusable access token: {}", t.message),
         }
     }
 }
 
 impl std::error::Error for Error {}
+
+/// A guard option (or a schedule's part) that cannot be used: the field at fault, named as the
+/// WIT names it (`lease-seconds`, `minute`, `time-zone`), and what is wrong with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldError {
+    pub field: &'static str,
+    pub message: String,
+}
+
+impl FieldError {
+    pub(crate) fn new(field: &'static str, message: String) -> FieldError {
+        FieldError { field, message }
+    }
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
+    }
+}
+
+impl std::error::Error for FieldError {}
 
 /// A loopback address or name: an emulator on this machine (or a tunnel to one).
 fn is_local(authority: &str) -> bool {
@@ -204,7 +316,7 @@ impl Error {
                 | "LeaseIdMismatchWithContainerOperation"
                 | "LeaseNotPresentWithBlobOperation"
                 | "LeaseNotPresentWithContainerOperation",
-            ) => Error::LeaseLost(error),
+            ) => Error::LeaseLost(LeaseLoss::Service(error)),
             (404, _) => Error::NotFound(error),
             (401 | 403, code) => {
                 let hint = unauthorized_hint(code);
@@ -257,7 +369,12 @@ impl Error {
         let service = |e: ServiceError| ServiceError { message: add(e.message), ..e };
         match self {
             Error::HeldByOther(e) => Error::HeldByOther(service(e)),
-            Error::LeaseLost(e) => Error::LeaseLost(service(e)),
+            Error::LeaseLost(LeaseLoss::Service(e)) => {
+                Error::LeaseLost(LeaseLoss::Service(service(e)))
+            }
+            Error::LeaseLost(LeaseLoss::RanOut(r)) => {
+                Error::LeaseLost(LeaseLoss::RanOut(RanOut { message: add(r.message), ..r }))
+            }
             Error::NotFound(e) => Error::NotFound(service(e)),
             Error::Unauthorized(e) => Error::Unauthorized(service(e)),
             Error::Throttled(e) => Error::Throttled(service(e)),
@@ -265,8 +382,12 @@ impl Error {
             Error::InvalidConfig(m) => Error::InvalidConfig(add(m)),
             Error::InvalidArgument(m) => Error::InvalidArgument(add(m)),
             Error::Transport(e) => Error::Transport(TransportError { detail: add(e.detail), ..e }),
-            Error::BadSchedule(e) => {
-                Error::BadSchedule(crate::schedule::ScheduleError { message: add(e.message), ..e })
+            Error::BadOption(e) => Error::BadOption(FieldError { message: add(e.message), ..e }),
+            Error::Contended(c) => Error::Contended(Contention { message: add(c.message), ..c }),
+            Error::UnexpectedAnswer(m) => Error::UnexpectedAnswer(add(m)),
+            Error::LimitReached(m) => Error::LimitReached(add(m)),
+            Error::UnusableToken(t) => {
+                Error::UnusableToken(UnusableToken { message: add(t.message), ..t })
             }
         }
     }
@@ -275,7 +396,7 @@ impl Error {
     pub fn service_error(&self) -> Option<&ServiceError> {
         match self {
             Error::HeldByOther(e)
-            | Error::LeaseLost(e)
+            | Error::LeaseLost(LeaseLoss::Service(e))
             | Error::NotFound(e)
             | Error::Unauthorized(e)
             | Error::Throttled(e)

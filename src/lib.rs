@@ -44,14 +44,18 @@ pub mod signing;
 pub mod transport;
 pub mod zone;
 
-#[cfg(target_arch = "wasm32")]
+// Natively only for their unit tests: the conversions are checked where a test can reach them.
+#[cfg(any(target_arch = "wasm32", test))]
 mod component;
-#[cfg(target_arch = "wasm32")]
+#[cfg(any(target_arch = "wasm32", test))]
 mod wasi_http;
 
 pub use client::LeaseClient;
 pub use config::{Account, Credential, Lock};
-pub use error::{Error, ServiceError};
+pub use error::{
+    Contention, Error, FieldError, LeaseLoss, RanOut, RanOutWhen, ServiceError, TokenProblem,
+    UnusableToken,
+};
 pub use ops::{BreakPeriod, LeaseDuration, LeaseGrant, LeaseId, LeaseState, LockStatus};
 pub use transport::{Runtime, StdRuntime, Transport, TransportError, TransportErrorKind};
 

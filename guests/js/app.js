@@ -21,7 +21,10 @@ const json = (value) => JSON.stringify(value, (_, v) => (typeof v === 'bigint' ?
 
 // A guard-error as one line (service errors never carry a credential).
 function describe(error) {
-  if (error?.tag === 'bad-schedule') return `bad schedule (${error.val.field}): ${error.val.message}`;
+  if (error?.tag === 'bad-option') return `bad option (${error.val.field}): ${error.val.message}`;
+  if (error?.tag && error.tag !== 'lease') {
+    return `${error.tag}: ${typeof error.val === 'string' ? error.val : error.val?.message}`;
+  }
   if (error?.tag !== 'lease') return String(error?.message ?? error);
   const cause = error.val;
   if (typeof cause.val === 'string') return `${cause.tag}: ${cause.val}`;

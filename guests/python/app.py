@@ -40,8 +40,11 @@ def tag(value, prefix):
 
 def describe(error):
     """A guard-error as one line (service errors never carry a credential)."""
-    if isinstance(error, guard.GuardError_BadSchedule):
-        return f"bad schedule ({error.value.field}): {error.value.message}"
+    if isinstance(error, guard.GuardError_BadOption):
+        return f"bad option ({error.value.field}): {error.value.message}"
+    if not isinstance(error, guard.GuardError_Lease):
+        detail = error.value if isinstance(error.value, str) else error.value.message
+        return f"{tag(error, 'GuardError_')}: {detail}"
     cause = error.value
     if isinstance(cause.value, str):
         return f"{tag(cause, 'LeaseError_')}: {cause.value}"

@@ -3,7 +3,7 @@
 //! the client.
 
 use crate::config::{Credential, Lock};
-use crate::error::{Error, ServiceError};
+use crate::error::{Error, LeaseLoss, ServiceError};
 use crate::identity;
 use crate::transport::TransportError;
 
@@ -23,7 +23,9 @@ pub(super) fn redact(error: Error, lock: &Lock, signatures: &[String]) -> Error 
     let scrub_service = |e: ServiceError| ServiceError { message: scrub(&e.message), ..e };
     match error {
         Error::HeldByOther(e) => Error::HeldByOther(scrub_service(e)),
-        Error::LeaseLost(e) => Error::LeaseLost(scrub_service(e)),
+        Error::LeaseLost(LeaseLoss::Service(e)) => {
+            Error::LeaseLost(LeaseLoss::Service(scrub_service(e)))
+        }
         Error::NotFound(e) => Error::NotFound(scrub_service(e)),
         Error::Unauthorized(e) => Error::Unauthorized(scrub_service(e)),
         Error::Throttled(e) => Error::Throttled(scrub_service(e)),

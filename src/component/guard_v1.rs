@@ -7,10 +7,10 @@ use super::exports::traffic_cop::lease0_1_0::guard::{
 };
 use super::exports::traffic_cop::lease0_1_0::lease::{LeaseError, Lock};
 use super::glue::{self, Version};
-use super::lease::lock_ref;
+use super::lease::{lock_ref, unspeakable};
 // Versions before 0.3.0 report a core error as a lease error, and have no room for why a claim
 // stopped early (the tickets granted before it go ahead).
-use super::shared::{self, at, lease_error as wit_error, tickets_only as wit_claimed};
+use super::shared::{at, lease_error as wit_error, tickets_only as wit_claimed};
 use super::{lease_state, Component};
 use crate::error::Error;
 use crate::guard::{self as core, unix_ms};
@@ -34,7 +34,7 @@ fn wit_board(entries: Vec<core::BoardEntry>) -> Vec<BoardEntry> {
         last_start_ms: entry.record.started_ms,
         last_stop_ms: entry.record.stopped_ms,
         running: entry.record.running,
-        last_outcome: entry.record.outcome,
+        last_outcome: entry.record.outcome.as_ref().map(core::Outcome::as_record_text),
     };
     entries.into_iter().map(entry).collect()
 }
@@ -105,10 +105,10 @@ fn skip_reason(reason: core::SkipReason) -> SkipReason {
                 started_at_ms: started_ms,
                 holder,
                 running,
-                outcome,
+                outcome: outcome.as_ref().map(core::Outcome::as_record_text),
             })
         }
         core::SkipReason::Error(error) => SkipReason::Error(error.into()),
-        other => SkipReason::Error(shared::unspeakable(&other)),
+        other => SkipReason::Error(unspeakable(&other)),
     }
 }

@@ -3,10 +3,10 @@
 //! the `too-late` skip, and the next due time on the board; and the fenced writes, new in 0.2.0.
 
 use super::glue::{self, Version};
-use super::lease::lock_ref;
+use super::lease::{lock_ref, unspeakable};
 // Versions before 0.3.0 report a core error as a lease error, and have no room for why a claim
 // stopped early (the tickets granted before it go ahead).
-use super::shared::{self, at, lease_error as wit_error, tickets_only as wit_claimed};
+use super::shared::{at, lease_error as wit_error, tickets_only as wit_claimed};
 use super::{lease_state, Component};
 use crate::error::Error;
 use crate::guard::{self as core, unix_ms};
@@ -64,7 +64,7 @@ fn wit_board(entries: Vec<core::BoardEntry>) -> Vec<BoardEntry> {
         last_start_ms: entry.record.started_ms,
         last_stop_ms: entry.record.stopped_ms,
         running: entry.record.running,
-        last_outcome: entry.record.outcome,
+        last_outcome: entry.record.outcome.as_ref().map(core::Outcome::as_record_text),
         interval_seconds: grid(&entry.schedule).map(|(every, _)| every),
         offset_seconds: grid(&entry.schedule).map(|(_, phase)| phase),
         next_due_ms: entry.next_due_ms,
@@ -159,13 +159,13 @@ fn skip_reason(reason: core::SkipReason) -> SkipReason {
                 started_at_ms: started_ms,
                 holder,
                 running,
-                outcome,
+                outcome: outcome.as_ref().map(core::Outcome::as_record_text),
             })
         }
         core::SkipReason::TooLate { due_at_ms, late_by_ms, next_due_ms } => {
             SkipReason::TooLate(TooLate { due_at_ms, late_by_ms, next_due_ms })
         }
         core::SkipReason::Error(error) => SkipReason::Error(error.into()),
-        other => SkipReason::Error(shared::unspeakable(&other)),
+        other => SkipReason::Error(unspeakable(&other)),
     }
 }

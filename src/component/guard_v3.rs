@@ -12,8 +12,8 @@ use super::guard_v3_convert::{self as convert, V3};
 use super::lease::lock_ref;
 use super::{client, Component};
 use crate::error::Error;
+use crate::error::FieldError;
 use crate::guard as core;
-use crate::schedule::ScheduleError;
 use std::time::Duration;
 
 /// The most due times one `due-times` call lists.
@@ -104,10 +104,7 @@ impl Guest for Component {
         let zone = match time_zone.as_deref().map(str::trim) {
             None | Some("") => crate::zone::Zone::utc(),
             Some(name) => crate::zone::Zone::named(name).map_err(|e| {
-                convert::wit_error(Error::BadSchedule(ScheduleError::new(
-                    "time-zone",
-                    e.to_string(),
-                )))
+                convert::wit_error(Error::BadOption(FieldError::new("time-zone", e.to_string())))
             })?,
         };
         Ok(convert::shown_time(core::ShownTime::new(at_ms, &zone)))

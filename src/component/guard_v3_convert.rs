@@ -5,10 +5,10 @@ use super::exports::traffic_cop::lease0_3_0::guard as wit;
 use super::glue;
 use super::lease::lock_ref;
 use super::shared::at;
-use crate::error::Error;
+use crate::error::{Error, FieldError, LeaseLoss, RanOutWhen, TokenProblem};
 use crate::guard::{self as core, unix_ms, Overlap};
 use crate::ops::LeaseId;
-use crate::schedule::{cron::Dialect, Every, Schedule, ScheduleError, ZonedCron};
+use crate::schedule::{cron::Dialect, Every, Schedule, ZonedCron};
 use std::time::Duration;
 use wit::{Decision, GuardOptions, Outcome, Ticket};
 
@@ -19,16 +19,36 @@ glue::version!(V3, wit::GuardError, wit::Claimed, wit::StatusBoard);
 
 pub(super) fn wit_error(error: Error) -> wit::GuardError {
     match error {
-        Error::BadSchedule(e) => wit::GuardError::BadSchedule(wit::BadSchedule {
-            field: e.field.into(),
-            message: e.message,
+        Error::BadOption(e) => {
+            wit::GuardError::BadOption(wit::BadOption { field: e.field.into(), message: e.message })
+        }
+        Error::LeaseLost(LeaseLoss::RanOut(r)) => wit::GuardError::LeaseRanOut(wit::LeaseRanOut {
+            when: match r.when {
+                RanOutWhen::BeforeSending => wit::RanOutWhen::BeforeSending,
+                RanOutWhen::BetweenAttempts => wit::RanOutWhen::BetweenAttempts,
+                RanOutWhen::GrantedTooLate => wit::RanOutWhen::GrantedTooLate,
+                RanOutWhen::DuringClaim => wit::RanOutWhen::DuringClaim,
+            },
+            message: r.message,
+        }),
+        Error::Contended(c) => {
+            wit::GuardError::Contended(wit::Contended { attempts: c.attempts, message: c.message })
+        }
+        Error::UnexpectedAnswer(m) => wit::GuardError::UnexpectedAnswer(m),
+        Error::LimitReached(m) => wit::GuardError::LimitReached(m),
+        Error::UnusableToken(t) => wit::GuardError::UnusableToken(wit::UnusableToken {
+            problem: match t.problem {
+                TokenProblem::Expired => wit::TokenProblem::Expired,
+                TokenProblem::WrongAudience => wit::TokenProblem::WrongAudience,
+            },
+            message: t.message,
         }),
         other => wit::GuardError::Lease(other.into()),
     }
 }
 
-fn bad(error: ScheduleError) -> Error {
-    Error::BadSchedule(error)
+fn bad(error: FieldError) -> Error {
+    Error::BadOption(error)
 }
 
 pub(super) fn schedule(schedule: &wit::Schedule) -> Result<Schedule, Error> {
@@ -58,9 +78,9 @@ fn wit_schedule(schedule: &Schedule) -> wit::Schedule {
         Schedule::Cron(cron) => wit::Schedule::Cron(wit::Cron {
             expression: cron.expression().to_string(),
             time_zone: Some(cron.zone().name().to_string()),
-            dialect: Some(match cron.dialect_name() {
-                "classic" => wit::CronDialect::Classic,
-                _ => wit::CronDialect::Spin,
+            dialect: Some(match cron.dialect() {
+                Dialect::Classic => wit::CronDialect::Classic,
+                Dialect::Spin => wit::CronDialect::Spin,
             }),
         }),
     }
@@ -181,7 +201,7 @@ pub(super) fn skip_reason(reason: core::SkipReason) -> wit::SkipReason {
             started_at_ms: started_ms,
             holder,
             running,
-            outcome,
+            outcome: outcome.as_ref().map(core::Outcome::as_record_text),
             next_due_ms: next_due_ms.unwrap_or(u64::MAX),
         }),
         core::SkipReason::TooLate { due_at_ms, late_by_ms, next_due_ms } => {
@@ -225,7 +245,7 @@ fn board_entry(entry: core::BoardEntry) -> wit::BoardEntry {
         last_start_ms: record.started_ms,
         last_stop_ms: record.stopped_ms,
         running: record.running,
-        last_outcome: record.outcome.clone(),
+        last_outcome: record.outcome.as_ref().map(core::Outcome::as_record_text),
         schedule: recorded,
         time_zone: match &entry.schedule {
             Some(Schedule::Cron(cron)) => Some(cron.zone().name().to_string()),

@@ -2,11 +2,12 @@
 
 use super::{client, lease_state, Component};
 use crate::config::Lock as LockRef;
-use crate::error::Error;
+use crate::error::{Error, LeaseLoss, TokenProblem};
+use crate::guard as core;
 use crate::ops::{BreakPeriod, LeaseDuration as CoreDuration, LeaseGrant as CoreGrant, LeaseId};
 
 use super::exports::traffic_cop::lease0_1_0::lease::{
-    Guest, LeaseDuration, LeaseError, LeaseGrant, Lock, LockStatus,
+    Guest, LeaseDuration, LeaseError, LeaseGrant, Lock, LockStatus, ServiceError,
 };
 
 impl Guest for Component {
@@ -68,4 +69,79 @@ fn grant(grant: CoreGrant) -> LeaseGrant {
         etag: grant.etag,
         last_modified: grant.last_modified,
     }
+}
+
+/// lease@0.1.0's `lease-error` is also how guard@0.1.0 and @0.2.0 report every failure. Its
+/// `service-error` was their only shape for what this component decided, so these two
+/// conversions, and only they, build one without a service answer: status 0 where nothing was
+/// heard, and the 412 or 200 those versions reported before the core had variants of its own.
+impl From<Error> for LeaseError {
+    fn from(error: Error) -> LeaseError {
+        let service = |e: crate::ServiceError| ServiceError {
+            status: e.status,
+            code: e.code,
+            request_id: e.request_id,
+            message: e.message,
+        };
+        let decided = |status, code: Option<&str>, message| ServiceError {
+            status,
+            code: code.map(str::to_string),
+            request_id: None,
+            message,
+        };
+        match error {
+            Error::HeldByOther(e) => LeaseError::HeldByOther(service(e)),
+            Error::LeaseLost(LeaseLoss::Service(e)) => LeaseError::LeaseLost(service(e)),
+            Error::LeaseLost(LeaseLoss::RanOut(r)) => {
+                LeaseError::LeaseLost(decided(0, None, r.message))
+            }
+            Error::NotFound(e) => LeaseError::NotFound(service(e)),
+            Error::Unauthorized(e) => LeaseError::Unauthorized(service(e)),
+            Error::InvalidConfig(m) => LeaseError::InvalidConfig(m),
+            Error::InvalidArgument(m) => LeaseError::InvalidArgument(m),
+            // Versions before 0.3.0 have no schedule errors of their own: an argument error
+            // that names the field.
+            Error::BadOption(e) => LeaseError::InvalidArgument(e.to_string()),
+            Error::Throttled(e) => LeaseError::Throttled(service(e)),
+            Error::Transport(e) => LeaseError::Transport(e.to_string()),
+            Error::Service(e) => LeaseError::Service(service(e)),
+            Error::Contended(c) => {
+                LeaseError::Service(decided(412, Some("ConditionNotMet"), c.message))
+            }
+            Error::UnexpectedAnswer(m) => {
+                LeaseError::Service(decided(200, None, format!("unexpected response: {m}")))
+            }
+            Error::LimitReached(m) => LeaseError::Service(decided(200, None, m)),
+            Error::UnusableToken(t) => {
+                let code = match t.problem {
+                    TokenProblem::Expired => "TokenExpired",
+                    TokenProblem::WrongAudience => "InvalidAudience",
+                };
+                LeaseError::Unauthorized(decided(0, Some(code), t.message))
+            }
+        }
+    }
+}
+
+/// A skip guard@0.1.0 and @0.2.0 have no case for (an operator's pause, a schedule another
+/// replica keeps): an error skip that says which, so the caller does not run.
+pub(super) fn unspeakable(reason: &core::SkipReason) -> LeaseError {
+    let (code, message) = match reason {
+        core::SkipReason::Paused(paused) => (
+            "Paused",
+            format!("paused by {} since {} ms: {}", paused.by, paused.since_ms, paused.reason),
+        ),
+        core::SkipReason::ScheduleConflict { recorded, ours } => (
+            "ScheduleConflict",
+            format!("the lock runs on {recorded}, which is kept; this replica's is {ours}"),
+        ),
+        core::SkipReason::NotDue { .. } => ("NotDue", "no due time has come yet".to_string()),
+        other => ("Skip", format!("{other:?}")),
+    };
+    LeaseError::Service(ServiceError {
+        status: 0,
+        code: Some(code.into()),
+        request_id: None,
+        message,
+    })
 }

@@ -14,14 +14,13 @@ mod identity;
 mod lease;
 mod shared;
 
-use crate::error::Error;
 use crate::transport::StdRuntime;
 use crate::wasi_http::WasiHttp;
 use crate::LeaseClient;
 
 wit_bindgen::generate!({ world: "traffic-cop:lease/lease-provider@0.3.0", path: "wit" });
 
-use exports::traffic_cop::lease0_1_0::lease::{LeaseError, LeaseState, ServiceError};
+use exports::traffic_cop::lease0_1_0::lease::LeaseState;
 
 struct Component;
 
@@ -48,27 +47,6 @@ fn lease_state(state: crate::LeaseState) -> LeaseState {
     }
 }
 
-impl From<Error> for LeaseError {
-    fn from(error: Error) -> LeaseError {
-        let service = |e: crate::ServiceError| ServiceError {
-            status: e.status,
-            code: e.code,
-            request_id: e.request_id,
-            message: e.message,
-        };
-        match error {
-            Error::HeldByOther(e) => LeaseError::HeldByOther(service(e)),
-            Error::LeaseLost(e) => LeaseError::LeaseLost(service(e)),
-            Error::NotFound(e) => LeaseError::NotFound(service(e)),
-            Error::Unauthorized(e) => LeaseError::Unauthorized(service(e)),
-            Error::InvalidConfig(m) => LeaseError::InvalidConfig(m),
-            Error::InvalidArgument(m) => LeaseError::InvalidArgument(m),
-            // Versions before 0.3.0 have no schedule errors of their own: an argument error
-            // that names the field.
-            Error::BadSchedule(e) => LeaseError::InvalidArgument(e.to_string()),
-            Error::Throttled(e) => LeaseError::Throttled(service(e)),
-            Error::Transport(e) => LeaseError::Transport(e.to_string()),
-            Error::Service(e) => LeaseError::Service(service(e)),
-        }
-    }
-}
+#[cfg(test)]
+#[path = "conversion_tests.rs"]
+mod tests;

@@ -1,8 +1,8 @@
 //! What every guard version's glue shares: the calls into the core that take WIT locks and
-//! locations, and the skip reasons older versions have no case for.
+//! locations.
 
 use super::client;
-use super::exports::traffic_cop::lease0_1_0::lease::{LeaseError, Lock, ServiceError};
+use super::exports::traffic_cop::lease0_1_0::lease::{LeaseError, Lock};
 use super::lease::lock_ref;
 use crate::config::Account;
 use crate::error::Error;
@@ -64,29 +64,6 @@ pub(super) fn board(
 ) -> Result<Vec<core::BoardEntry>, Error> {
     let account = Account::from_connection_string(connection_string)?;
     core::board(&mut client(), &account, container)
-}
-
-/// A skip guard@0.1.0 and @0.2.0 have no case for (an operator's pause, a schedule another
-/// replica keeps): an error skip that says which, so the caller does not run.
-pub(super) fn unspeakable(reason: &core::SkipReason) -> LeaseError {
-    let (code, message) = match reason {
-        core::SkipReason::Paused(paused) => (
-            "Paused",
-            format!("paused by {} since {} ms: {}", paused.by, paused.since_ms, paused.reason),
-        ),
-        core::SkipReason::ScheduleConflict { recorded, ours } => (
-            "ScheduleConflict",
-            format!("the lock runs on {recorded}, which is kept; this replica's is {ours}"),
-        ),
-        core::SkipReason::NotDue { .. } => ("NotDue", "no due time has come yet".to_string()),
-        other => ("Skip", format!("{other:?}")),
-    };
-    LeaseError::Service(ServiceError {
-        status: 0,
-        code: Some(code.into()),
-        request_id: None,
-        message,
-    })
 }
 
 /// How many granted runs an instance remembers (a claim grants up to its `max` at once).

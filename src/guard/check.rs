@@ -17,16 +17,6 @@ use crate::zone::Zone;
 /// The most due times one check shows.
 pub const MAX_SHOWN_DUE_TIMES: u32 = 100;
 
-/// The option fields whose refusals are argument errors today, each message starting with the
-/// field's name. A refusal that names none of them is put on `options`.
-const ARGUMENT_FIELDS: [&str; 5] = [
-    "keep-alive-seconds",
-    "lease-seconds",
-    "starting-deadline-seconds",
-    "offset-seconds",
-    "holder",
-];
-
 /// A setting that cannot be used: the field of the options or the lock at fault, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BadSetting {
@@ -188,12 +178,8 @@ fn look<T: Transport, R: Runtime>(client: &mut LeaseClient<T, R>, lock: &Lock) -
 /// The field an options refusal is about, and what is wrong with it.
 pub fn bad_option(error: &Error) -> BadSetting {
     match error {
-        Error::BadSchedule(bad) => {
+        Error::BadOption(bad) => {
             BadSetting { field: bad.field.to_string(), message: bad.message.clone() }
-        }
-        Error::InvalidArgument(message) => {
-            let field = ARGUMENT_FIELDS.into_iter().find(|field| message.starts_with(field));
-            BadSetting { field: field.unwrap_or("options").into(), message: message.clone() }
         }
         other => BadSetting { field: "options".into(), message: other.to_string() },
     }

@@ -3,7 +3,7 @@
 use super::{Claim, Ticket};
 use crate::client::LeaseClient;
 use crate::config::{Account, Lock};
-use crate::error::Error;
+use crate::error::{Error, LeaseLoss, RanOut, RanOutWhen};
 use crate::transport::{Runtime, Transport};
 use std::time::Duration;
 
@@ -54,16 +54,12 @@ impl Claimed {
         if named.is_empty() {
             return None;
         }
-        Some(Error::LeaseLost(crate::error::ServiceError {
-            status: 0,
-            code: None,
-            request_id: None,
-            message: format!(
-                "the leases of {} ran out while the claim went on; those runs were not handed \
-                 out, and their due times are used up (they show as abandoned)",
-                named.join(", ")
-            ),
-        }))
+        let message = format!(
+            "the leases of {} ran out while the claim went on; those runs were not handed out, \
+             and their due times are used up (they show as abandoned)",
+            named.join(", ")
+        );
+        Some(Error::LeaseLost(LeaseLoss::RanOut(RanOut { when: RanOutWhen::DuringClaim, message })))
     }
 
     /// Tickets already granted stand (their work should go ahead); the error only when none were.

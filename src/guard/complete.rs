@@ -8,7 +8,7 @@
 use super::keep_alive::{is_condition_failure, lease_ends};
 use super::{service_clock, unix_ms, Outcome, RunRecord, Ticket};
 use crate::client::{outcome_unknown, LeaseClient};
-use crate::error::Error;
+use crate::error::{Contention, Error, LeaseLoss};
 use crate::ops::{InspectHeld, Release, SetMetadata};
 use crate::transport::{Runtime, Transport};
 
@@ -49,7 +49,7 @@ pub fn complete<T: Transport, R: Runtime>(
     }
     let stopped_ms = now_ms.max(ticket.started_ms);
     for _ in 0..MAX_MERGES {
-        let closed = record.completed(stopped_ms, &outcome.as_record_text());
+        let closed = record.completed(stopped_ms, outcome);
         let write = SetMetadata::new(closed.to_metadata(), Some(ticket.lease_id.clone()), etag)?;
         let error = match client.execute_by(lock, &write, Some(by)) {
             Ok(_) => return release(client, ticket, outcome, by),
@@ -75,9 +75,8 @@ pub fn complete<T: Transport, R: Runtime>(
             }
             // The service says the lease is gone: closed and nothing held is what was asked
             // for, so the lock (read within what is left of the budget) settles it.
-            Err(Error::LeaseLost(lost)) if lost.status != 0 => {
+            Err(lost @ Error::LeaseLost(LeaseLoss::Service(_))) => {
                 let read = client.execute_by(lock, &crate::ops::Inspect, Some(by));
-                let lost = Error::LeaseLost(lost);
                 return match read {
                     Ok(status)
                         if is_closed(&RunRecord::from_metadata(&status.metadata), &closed) =>
@@ -98,10 +97,8 @@ pub fn complete<T: Transport, R: Runtime>(
             Err(_) => return Err(error.context(NOT_CLOSED)),
         }
     }
-    Err(Error::Service(crate::error::ServiceError {
-        status: 412,
-        code: Some("ConditionNotMet".into()),
-        request_id: None,
+    Err(Error::Contended(Contention {
+        attempts: MAX_MERGES,
         message: format!(
             "the run's record changed under each of {MAX_MERGES} attempts to close it; the lease \
              was left to expire (within {} s)",
@@ -112,7 +109,7 @@ pub fn complete<T: Transport, R: Runtime>(
 
 /// How often `complete` closes the run again on top of a record that changed under it (each
 /// change is an operator's call).
-const MAX_MERGES: usize = 4;
+const MAX_MERGES: u32 = 4;
 
 const NOT_CLOSED: &str = "the run's record was not closed";
 

@@ -80,14 +80,15 @@ fn a_starting_deadline_skips_a_late_tick_with_its_own_reason() {
 #[test]
 fn schedule_options_are_validated() {
     let base = || GuardOptions::every_interval("me", 15, 3_600, None).unwrap();
+    // "field: message": every refusal names its field first.
     let message = |r: Result<GuardOptions, crate::Error>| match r {
-        Err(crate::Error::InvalidArgument(m)) => m,
-        other => panic!("expected InvalidArgument, got {other:?}"),
+        Err(crate::Error::BadOption(e)) => e.to_string(),
+        other => panic!("expected BadOption, got {other:?}"),
     };
     assert!(message(base().with_phase_and_deadline(3_600, None))
-        .contains("offset-seconds must be below"));
+        .starts_with("offset-seconds: must be below"));
     assert!(message(base().with_phase_and_deadline(0, Some(0)))
-        .contains("1 <= starting-deadline-seconds"));
+        .starts_with("starting-deadline-seconds: must satisfy 1 <= starting-deadline-seconds"));
     assert!(message(base().with_phase_and_deadline(0, Some(3_601))).contains("<= interval-seconds"));
     let unscheduled = GuardOptions::every_interval("me", 15, 0, None).unwrap();
     assert!(message(unscheduled.clone().with_phase_and_deadline(5, None)).contains("offset"));
@@ -108,7 +109,10 @@ fn the_record_carries_its_schedule_and_due_time() {
         0,
     );
     let record = RunRecord::from_metadata(&record.to_metadata());
-    assert_eq!(record.every, Some((3_600, 900)));
+    assert_eq!(
+        record.every,
+        Some(crate::guard::Grid { interval_seconds: 3_600, offset_seconds: 900 })
+    );
     assert_eq!(record.recorded_schedule(), Some(options.schedule.clone()));
     assert_eq!(record.last_due_ms(&options.schedule, 0), Some((10 * 3_600 + 900) * 1000));
 }

@@ -1,5 +1,5 @@
 use super::*;
-use crate::guard::PastDue;
+use crate::guard::{Outcome, PastDue};
 use std::time::Duration;
 
 // Schedules, catch-up, the starting deadline, pause and manual runs.
@@ -31,7 +31,7 @@ fn ran_at(seconds: u64, running: bool) -> RunRecord {
     if running {
         record
     } else {
-        record.completed(seconds * 1000 + 500, "success")
+        record.completed(seconds * 1000 + 500, &Outcome::Success)
     }
 }
 
@@ -131,22 +131,28 @@ fn a_fresh_lock_grants_token_one() {
 
 #[test]
 fn options_are_validated_with_the_failed_relation_named() {
+    // "field: message": every refusal names its field first.
     let error = |r: Result<GuardOptions, crate::Error>| match r {
-        Err(crate::Error::InvalidArgument(m)) => m,
-        other => panic!("expected InvalidArgument, got {other:?}"),
+        Err(crate::Error::BadOption(e)) => e.to_string(),
+        other => panic!("expected BadOption, got {other:?}"),
     };
+    assert!(error(GuardOptions::every_interval("me", 20, 60, Some(11)))
+        .starts_with("keep-alive-seconds: must satisfy"));
     assert!(error(GuardOptions::every_interval("me", 20, 60, Some(11)))
         .contains("keep-alive-seconds * 2 <= lease-seconds; got 11 and 20"));
     assert!(error(GuardOptions::every_interval("me", 20, 60, Some(0)))
-        .contains("1 <= keep-alive-seconds"));
-    assert!(error(GuardOptions::every_interval("me", 14, 60, None)).contains("15..=60"));
+        .starts_with("keep-alive-seconds: must satisfy 1 <= keep-alive-seconds"));
+    assert!(error(GuardOptions::every_interval("me", 14, 60, None))
+        .starts_with("lease-seconds: must be 15..=60"));
     assert!(error(GuardOptions::every_interval("me", 61, 60, None)).contains("15..=60"));
-    assert!(error(GuardOptions::every_interval("", 15, 60, None)).contains("holder"));
-    assert!(error(GuardOptions::every_interval("a\nb", 15, 60, None)).contains("holder"));
-    assert!(error(GuardOptions::every_interval(&"x".repeat(65), 15, 60, None)).contains("holder"));
+    assert!(error(GuardOptions::every_interval("", 15, 60, None)).starts_with("holder: "));
+    assert!(error(GuardOptions::every_interval("a\nb", 15, 60, None)).starts_with("holder: "));
+    assert!(
+        error(GuardOptions::every_interval(&"x".repeat(65), 15, 60, None)).starts_with("holder: ")
+    );
     assert!(matches!(
         GuardOptions::every_interval("me", 15, 400 * 86400, None),
-        Err(crate::Error::BadSchedule(e)) if e.field == "interval-seconds"
+        Err(crate::Error::BadOption(e)) if e.field == "interval-seconds"
     ));
     assert_eq!(GuardOptions::every_interval("me", 30, 60, None).unwrap().keep_alive_seconds, 10);
     assert_eq!(GuardOptions::every_interval("me", 15, 0, Some(7)).unwrap().keep_alive_seconds, 7);

@@ -15,7 +15,7 @@ use super::keep_alive::lease_ends;
 use super::{RunRecord, Ticket};
 use crate::client::LeaseClient;
 use crate::config::{Account, Lock};
-use crate::error::{Error, ServiceError};
+use crate::error::{Contention, Error};
 use crate::ops::{GetBlob, Inspect, PutBlob, PutOutcome, WriteCondition};
 use crate::transport::{Runtime, Transport};
 use std::fmt;
@@ -34,7 +34,7 @@ pub const MAX_FENCED_BYTES: usize = 4 * 1024 * 1024;
 /// How many times a write looks and tries again after losing the compare-and-swap to another
 /// writer. Each loss means someone else wrote; a few in a row mean the blob is contended by
 /// more than the few runs a fencing token orders, and the caller should hear of it.
-const MAX_ROUNDS: usize = 4;
+const MAX_ROUNDS: u32 = 4;
 
 /// What a fenced write stored.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -182,10 +182,8 @@ fn rounds<T: Transport, R: Runtime>(
         }
     }
     let nothing = if *maybe_written { "" } else { "; nothing was written" };
-    Err(Error::Service(ServiceError {
-        status: 412,
-        code: Some("ConditionNotMet".into()),
-        request_id: None,
+    Err(Error::Contended(Contention {
+        attempts: MAX_ROUNDS,
         message: format!(
             "the data blob changed between each look and write, {MAX_ROUNDS} times: other \
              writers keep writing it{nothing}"
@@ -238,10 +236,5 @@ fn invalid(message: &str) -> Error {
 }
 
 fn unexpected(target: &Lock, what: &str) -> Error {
-    Error::Service(ServiceError {
-        status: 200,
-        code: None,
-        request_id: None,
-        message: format!("unexpected response for the data blob {:?}: {what}", target.blob),
-    })
+    Error::UnexpectedAnswer(format!("the data blob {:?}: {what}", target.blob))
 }

@@ -7,7 +7,7 @@ use super::unheard::{landed, Landed, UsedUp};
 use super::{decide, unix_ms, Grant, GuardOptions, RunRecord, SkipReason, Ticket, Verdict};
 use crate::client::{outcome_unknown, LeaseClient};
 use crate::config::Lock;
-use crate::error::{Error, ServiceError};
+use crate::error::{Error, LeaseLoss, RanOut, RanOutWhen};
 use crate::ops::{Acquire, Break, BreakPeriod, LeaseId, LeaseState, SetMetadata};
 use crate::transport::{Deadline, Runtime, Transport};
 use std::time::{Duration, SystemTime};
@@ -122,16 +122,13 @@ pub(crate) fn attempt<T: Transport, R: Runtime>(
         // live a moment on the service (its period started when the acquire arrived): one
         // release attempt, outside the spent budget, frees it.
         client.release_unheard(lock, &lease_id, None);
-        return Err(Error::LeaseLost(ServiceError {
-            status: 0,
-            code: None,
-            request_id: None,
-            message: format!(
-                "granting the run took longer than the {} s lease; not running; {}",
-                options.lease_seconds,
-                used_up.lost()
-            ),
-        }));
+        let message = format!(
+            "granting the run took longer than the {} s lease; not running; {}",
+            options.lease_seconds,
+            used_up.lost()
+        );
+        let when = RanOutWhen::GrantedTooLate;
+        return Err(Error::LeaseLost(LeaseLoss::RanOut(RanOut { when, message })));
     }
     Ok(Attempt::Run(Ticket {
         lock: lock.clone(),

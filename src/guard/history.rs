@@ -49,10 +49,11 @@ impl PastRun {
     }
 
     /// The outcome as the record's last-run field writes it; none for a run that never completed.
-    pub fn outcome_text(&self) -> Option<String> {
+    /// How it ended, if it completed.
+    pub fn completed_outcome(&self) -> Option<super::Outcome> {
         match &self.outcome {
-            PastOutcome::Success => Some("success".into()),
-            PastOutcome::Failure(reason) => Some(format!("failure: {reason}")),
+            PastOutcome::Success => Some(super::Outcome::Success),
+            PastOutcome::Failure(reason) => Some(super::Outcome::Failure(reason.clone())),
             PastOutcome::Abandoned | PastOutcome::Replaced => None,
         }
     }

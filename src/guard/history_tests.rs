@@ -1,6 +1,6 @@
 use super::*;
 use crate::guard::record_text::{fit, NAME_BYTES, TEXT_BYTES};
-use crate::guard::{Conflict, Paused, RunNow, RunRecord};
+use crate::guard::{Conflict, OfGrant, Outcome, Paused, RunNow, RunRecord};
 use crate::ops::LeaseId;
 use crate::schedule::{Every, Schedule};
 
@@ -17,8 +17,9 @@ fn after_runs(n: u64, fails: impl Fn(u64) -> bool) -> RunRecord {
     (1..=n).fold(RunRecord::default(), |record, k| {
         let granted = record.granted(k, k * 60_000 + 500, "r", &lease());
         let granted = granted.scheduled_for(&every_minute(), k * 60_000, 0);
-        let outcome = if fails(k) { "failure: disk full" } else { "success" };
-        granted.completed(k * 60_000 + 1_500, outcome)
+        let outcome =
+            if fails(k) { Outcome::Failure("disk full".into()) } else { Outcome::Success };
+        granted.completed(k * 60_000 + 1_500, &outcome)
     })
 }
 
@@ -49,7 +50,7 @@ fn a_run_never_completed_is_abandoned_and_a_broken_one_replaced() {
     assert_eq!(next.consecutive_failures(), 1);
     let replaced = crashed.granted(3, 180_500, "d", &lease()).replacing(2);
     assert_eq!(replaced.history[0].outcome, PastOutcome::Replaced);
-    assert_eq!(replaced.replaced, Some((3, 2)));
+    assert_eq!(replaced.replaced, Some(OfGrant { fence: 3, value: 2 }));
 }
 
 #[test]
@@ -57,10 +58,10 @@ fn missed_due_times_are_counted_with_their_run() {
     let caught_up = after_runs(1, |_| false)
         .granted(2, 600_200, "r", &lease())
         .scheduled_for(&every_minute(), 600_000, 8)
-        .completed(601_000, "success");
+        .completed(601_000, &Outcome::Success);
     assert_eq!((caught_up.history[0].missed, caught_up.totals.missed), (8, 8));
     let manual = caught_up.granted(3, 610_000, "r", &lease()).manual_for("ana");
-    let manual = manual.completed(611_000, "success");
+    let manual = manual.completed(611_000, &Outcome::Success);
     assert!(manual.history[0].manual);
     assert_eq!((manual.history[0].due_ms, manual.history[0].missed), (None, 0));
 }
@@ -71,7 +72,7 @@ fn the_history_never_takes_more_than_its_bytes_and_reads_back() {
     let record = (1..=20).fold(RunRecord::default(), |record, k| {
         record
             .granted(k, k * 1000, &huge, &lease())
-            .completed(k * 1000 + 1, &format!("failure: {huge}"))
+            .completed(k * 1000 + 1, &Outcome::Failure(huge.to_string()))
     });
     assert!(encode(&record.history).len() <= HISTORY_BYTES);
     assert!(!record.history.is_empty());
@@ -86,7 +87,7 @@ fn the_whole_record_stays_well_under_azures_eight_kib_however_its_text_is_writte
     let name: String = huge.chars().take(64).collect();
     let record = (1..=20).fold(RunRecord::default(), |record, k| {
         let granted = record.granted(k, k * 1000, &name, &lease()).manual_for(&name);
-        granted.completed(k * 1000 + 1, &format!("failure: {huge}"))
+        granted.completed(k * 1000 + 1, &Outcome::Failure(huge.to_string()))
     });
     let schedule = crate::schedule::ZonedCron::new(
         format!("0 0 9 * * {}", "MON,".repeat(45)).trim_end_matches(','),

@@ -8,7 +8,7 @@ use super::grant::{attempt, Attempt, Look};
 use super::{service_clock, Decision, GuardOptions, RunRecord, SkipReason};
 use crate::client::LeaseClient;
 use crate::config::Lock;
-use crate::error::{Error, ServiceError};
+use crate::error::{Contention, Error};
 use crate::ops::SetMetadata;
 use crate::retry::RetryPolicy;
 use crate::transport::{Deadline, Runtime, Transport};
@@ -16,7 +16,7 @@ use std::time::Duration;
 
 /// How often one call re-reads a record that changed under it before giving up. Each change is
 /// someone else's progress, so this only runs out under pathological churn.
-const MAX_REREADS: usize = 4;
+const MAX_REREADS: u32 = 4;
 
 /// The backoff between looks at a held lock: 100 ms doubling to 2 s, half of it random so
 /// waiters that started together spread out.
@@ -97,11 +97,8 @@ fn invoke<T: Transport, R: Runtime>(
             Attempt::Outraced => outraced = true,
         }
     }
-    // Requests were sent and answered: this is the service's last word, a failed condition.
-    Err(Error::Service(ServiceError {
-        status: 412,
-        code: Some("ConditionNotMet".into()),
-        request_id: None,
+    Err(Error::Contended(Contention {
+        attempts: MAX_REREADS,
         message: format!(
             "the lock record changed under each of {MAX_REREADS} attempts to decide; \
              nothing is held; try again on the next tick"

@@ -64,7 +64,7 @@ pub use keep_alive::keep_alive;
 pub use operator::{pause, resume, run_now, OperatorAnswer};
 pub use operator_drain::RunningRun;
 pub use options::{FirstRun, GuardOptions, Overlap, DEFAULT_EARLY_MS, MAX_EARLY_MS, MAX_WAIT};
-pub use record::{Conflict, Paused, RunNow, RunRecord};
+pub use record::{Conflict, Grid, OfGrant, Paused, RunNow, RunRecord};
 
 use crate::config::Lock;
 use crate::error::Error;
@@ -143,7 +143,7 @@ pub enum SkipReason {
         started_ms: u64,
         holder: Option<String>,
         running: bool,
-        outcome: Option<String>,
+        outcome: Option<Outcome>,
         next_due_ms: Option<u64>,
     },
     /// The tick came more than the starting deadline after its due time.
@@ -174,10 +174,21 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    pub(crate) fn as_record_text(&self) -> String {
+    /// `success` or `failure: <reason>`: how the record, the board and every WIT version write
+    /// an outcome.
+    pub fn as_record_text(&self) -> String {
         match self {
             Outcome::Success => "success".to_string(),
             Outcome::Failure(reason) => format!("failure: {reason}"),
+        }
+    }
+
+    /// Reads [`Outcome::as_record_text`] back. Text in neither form (no build writes it) is a
+    /// failure with that text as its reason.
+    pub fn from_record_text(text: &str) -> Outcome {
+        match text {
+            "success" => Outcome::Success,
+            other => Outcome::Failure(other.strip_prefix("failure: ").unwrap_or(other).to_string()),
         }
     }
 }
@@ -197,12 +208,7 @@ pub(crate) fn service_clock(time: Option<SystemTime>, answer: &str) -> Result<Sy
     })
 }
 
-/// An answer that does not say what the protocol promises (status 200: it was a success).
+/// An answer that does not say what the protocol promises.
 pub(crate) fn unexpected(what: &str) -> Error {
-    Error::Service(crate::error::ServiceError {
-        status: 200,
-        code: None,
-        request_id: None,
-        message: format!("unexpected response: {what}; nothing was changed"),
-    })
+    Error::UnexpectedAnswer(format!("{what}; nothing was changed"))
 }

@@ -19,7 +19,7 @@ use super::record_text::{fit, NAME_BYTES, TEXT_BYTES};
 use super::{service_clock, unix_ms, Paused, RunNow, RunRecord};
 use crate::client::LeaseClient;
 use crate::config::Lock;
-use crate::error::{Error, ServiceError};
+use crate::error::{Contention, Error};
 use crate::ops::SetMetadata;
 use crate::transport::{Deadline, Runtime, Transport};
 use std::time::Duration;
@@ -127,7 +127,9 @@ fn attempts<T: Transport, R: Runtime>(
     // A lease the record does not name was seen: a run of an older build, or a lease taken
     // with the raw lease verbs.
     let mut foreign_lease = false;
+    let mut looks = 0;
     while until.left(client.runtime()).is_some() {
+        looks += 1;
         let status = match client.inspect(lock) {
             Err(Error::NotFound(missing)) => {
                 client.create_lock(lock, &missing)?;
@@ -171,23 +173,14 @@ fn attempts<T: Transport, R: Runtime>(
             }
         }
     }
-    if foreign_lease {
-        return Err(Error::HeldByOther(ServiceError {
-            status: 0,
-            code: None,
-            request_id: None,
-            message: "the lock was held for the whole 30 s under a lease its record does not \
-                      name (a run of a replica built before guard@0.3.0, or a lease taken with \
-                      the raw lease verbs): nothing was written; try again when it has ended"
-                .into(),
-        }));
-    }
-    Err(Error::Service(ServiceError {
-        status: 412,
-        code: Some("ConditionNotMet".into()),
-        request_id: None,
-        message: "the lock's record moved under every attempt for 30 s: nothing was written".into(),
-    }))
+    let message = if foreign_lease {
+        "the lock was held for the whole 30 s under a lease its record does not name (a run of \
+         a replica built before guard@0.3.0, or a lease taken with the raw lease verbs): nothing \
+         was written; try again when it has ended"
+    } else {
+        "the lock's record moved under every attempt for 30 s: nothing was written"
+    };
+    Err(Error::Contended(Contention { attempts: looks, message: message.into() }))
 }
 
 fn is_moved(error: &Error) -> bool {

@@ -2,8 +2,9 @@
 //! a config that cannot work is refused before anything runs).
 
 use crate::error::Error;
+use crate::error::FieldError;
 use crate::ops::LeaseDuration;
-use crate::schedule::{Every, Schedule, ScheduleError};
+use crate::schedule::{Every, Schedule};
 use std::time::Duration;
 
 /// The longest a call waits for a held lock (`wait`): ten minutes, far past any lease period,
@@ -59,14 +60,15 @@ pub enum Overlap {
     },
 }
 
-fn invalid(message: String) -> Error {
-    Error::InvalidArgument(message)
+/// An option refused: the field, as the WIT names it, and what is wrong with it.
+fn bad(field: &'static str, message: String) -> Error {
+    Error::BadOption(FieldError::new(field, message))
 }
 
 fn check_holder(holder: &str) -> Result<(), Error> {
     let length = holder.chars().count();
     if !(1..=64).contains(&length) || holder.chars().any(char::is_control) {
-        return Err(invalid("holder must be 1-64 characters without control characters".into()));
+        return Err(bad("holder", "must be 1-64 characters without control characters".into()));
     }
     Ok(())
 }
@@ -84,7 +86,7 @@ impl GuardOptions {
     ) -> Result<GuardOptions, Error> {
         let schedule = match interval_seconds {
             0 => Schedule::None,
-            every => Schedule::Every(Every::new(every, 0).map_err(schedule_error)?),
+            every => Schedule::Every(Every::new(every, 0).map_err(Error::BadOption)?),
         };
         let mut options =
             GuardOptions::scheduled(holder, lease_seconds, keep_alive_seconds, schedule)?;
@@ -105,21 +107,25 @@ impl GuardOptions {
             _ => 0,
         };
         if offset_seconds > 0 && offset_seconds >= interval {
-            return Err(invalid(format!(
-                "offset-seconds must be below interval-seconds; got {offset_seconds} and {interval}"
-            )));
+            return Err(bad(
+                "offset-seconds",
+                format!("must be below interval-seconds; got {offset_seconds} and {interval}"),
+            ));
         }
         if let Some(deadline) = starting_deadline_seconds {
             if deadline == 0 || deadline > interval {
-                return Err(invalid(format!(
-                    "starting-deadline-seconds must satisfy 1 <= starting-deadline-seconds <= \
-                     interval-seconds; got {deadline} and {interval}"
-                )));
+                return Err(bad(
+                    "starting-deadline-seconds",
+                    format!(
+                        "must satisfy 1 <= starting-deadline-seconds <= interval-seconds; got \
+                         {deadline} and {interval}"
+                    ),
+                ));
             }
         }
         let schedule = match interval {
             0 => Schedule::None,
-            _ => Schedule::Every(Every::new(interval, offset_seconds).map_err(schedule_error)?),
+            _ => Schedule::Every(Every::new(interval, offset_seconds).map_err(Error::BadOption)?),
         };
         Ok(GuardOptions { schedule, starting_deadline_seconds, ..self })
     }
@@ -134,14 +140,17 @@ impl GuardOptions {
     ) -> Result<GuardOptions, Error> {
         check_holder(holder)?;
         if !(15..=60).contains(&lease_seconds) {
-            return Err(invalid(format!("lease-seconds must be 15..=60, got {lease_seconds}")));
+            return Err(bad("lease-seconds", format!("must be 15..=60, got {lease_seconds}")));
         }
         let keep_alive = keep_alive_seconds.unwrap_or(lease_seconds / 3);
         if keep_alive == 0 || keep_alive * 2 > lease_seconds {
-            return Err(invalid(format!(
-                "keep-alive-seconds must satisfy 1 <= keep-alive-seconds and \
-                 keep-alive-seconds * 2 <= lease-seconds; got {keep_alive} and {lease_seconds}"
-            )));
+            return Err(bad(
+                "keep-alive-seconds",
+                format!(
+                    "must satisfy 1 <= keep-alive-seconds and keep-alive-seconds * 2 <= \
+                     lease-seconds; got {keep_alive} and {lease_seconds}"
+                ),
+            ));
         }
         Ok(GuardOptions {
             holder: holder.to_string(),
@@ -159,10 +168,10 @@ impl GuardOptions {
     /// The early tolerance, at most five minutes.
     pub fn early_by(self, early_ms: u64) -> Result<GuardOptions, Error> {
         if early_ms > MAX_EARLY_MS {
-            return Err(schedule_error(ScheduleError::new(
+            return Err(bad(
                 "early-tolerance-ms",
                 format!("must be at most {MAX_EARLY_MS} (five minutes), got {early_ms}"),
-            )));
+            ));
         }
         Ok(GuardOptions { early_ms, ..self })
     }
@@ -170,8 +179,9 @@ impl GuardOptions {
     /// A starting deadline (at least one second; needs a schedule).
     pub fn starting_deadline(self, seconds: Option<u64>) -> Result<GuardOptions, Error> {
         if seconds.is_some_and(|s| s == 0 || !self.schedule.is_scheduled()) {
-            return Err(invalid(
-                "starting-deadline-seconds must be at least 1, and needs a schedule".into(),
+            return Err(bad(
+                "starting-deadline-seconds",
+                "must be at least 1, and needs a schedule".into(),
             ));
         }
         Ok(GuardOptions { starting_deadline_seconds: seconds, ..self })
@@ -181,14 +191,14 @@ impl GuardOptions {
     pub fn overlapping(self, overlap: Overlap) -> Result<GuardOptions, Error> {
         if let Overlap::Replace { after_seconds } = overlap {
             if after_seconds < 60 || !self.schedule.is_scheduled() {
-                return Err(schedule_error(ScheduleError::new(
+                return Err(bad(
                     "overlap",
                     format!(
                         "replace needs a schedule (a due time must come to replace at) and at \
                          least 60 s, so a healthy run is not replaced within a lease period or \
                          two; got {after_seconds} s"
                     ),
-                )));
+                ));
             }
         }
         Ok(GuardOptions { overlap, ..self })
@@ -197,10 +207,10 @@ impl GuardOptions {
     /// How long to wait for a held lock (at most [`MAX_WAIT`]).
     pub fn waiting(self, wait: Duration) -> Result<GuardOptions, Error> {
         if wait > MAX_WAIT {
-            return Err(schedule_error(ScheduleError::new(
+            return Err(bad(
                 "wait-ms",
                 format!("must be at most {} ms, got {}", MAX_WAIT.as_millis(), wait.as_millis()),
-            )));
+            ));
         }
         Ok(GuardOptions { wait, ..self })
     }
@@ -263,9 +273,4 @@ impl GuardOptions {
             _ => (0, 0),
         }
     }
-}
-
-/// A schedule the caller got wrong: an argument error that names the field.
-pub(crate) fn schedule_error(error: ScheduleError) -> Error {
-    Error::BadSchedule(error)
 }

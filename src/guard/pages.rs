@@ -9,7 +9,7 @@
 
 use crate::client::LeaseClient;
 use crate::config::{Account, Lock};
-use crate::error::{Error, ServiceError};
+use crate::error::Error;
 use crate::ops::{
     BlobPage, CreateContainer, ListBlobs, ListedBlob, LIST_PAGE_BYTES_BUDGET, LIST_PAGE_SIZE,
     LIST_PAGE_SIZE_MAX,
@@ -72,11 +72,12 @@ impl Pages {
             return Ok(None);
         }
         if self.pages == MAX_PAGES {
-            return Err(self.stop(format!(
+            let message = format!(
                 "the listing of {} has more than {MAX_PAGES} pages of {LIST_PAGE_SIZE} blobs; \
                  keep the locks in a container of their own",
                 self.lock.container
-            )));
+            );
+            return Err(self.stop(Error::LimitReached(message)));
         }
         self.pages += 1;
         self.current = self.marker.take();
@@ -93,11 +94,10 @@ impl Pages {
         match page.next_marker {
             None => self.done = true,
             Some(next) if self.markers_seen.contains(&next) => {
-                return Err(self.stop(format!(
-                    "unexpected response: the listing of {} returned marker {next:?} twice; \
-                     stopped instead of looping",
+                return Err(self.stop(Error::UnexpectedAnswer(format!(
+                    "the listing of {} returned marker {next:?} twice; stopped instead of looping",
                     self.lock.container
-                )))
+                ))))
             }
             Some(next) => {
                 self.markers_seen.push(next.clone());
@@ -159,8 +159,8 @@ impl Pages {
         page
     }
 
-    fn stop(&mut self, message: String) -> Error {
+    fn stop(&mut self, error: Error) -> Error {
         self.done = true;
-        Error::Service(ServiceError { status: 200, code: None, request_id: None, message })
+        error
     }
 }

@@ -5,6 +5,7 @@
 
 use super::history::{self, PastOutcome, PastRun, Totals};
 use super::record_text::{fit, NAME_BYTES, TEXT_BYTES};
+use super::Outcome;
 use crate::schedule::Schedule;
 
 /// Outcome text is kept short: it is a status line, not a log.
@@ -20,34 +21,57 @@ pub struct RunRecord {
     pub stopped_ms: Option<u64>,
     /// True from a grant until its `complete`; still true after a crash (the run was abandoned).
     pub running: bool,
-    /// `success` or `failure: …` of the last completed run.
-    pub outcome: Option<String>,
+    /// How the last completed run ended.
+    pub outcome: Option<Outcome>,
     /// Label of the last run's holder.
     pub holder: Option<String>,
-    /// The (interval, offset) seconds of the last grant under an interval schedule: what builds
-    /// that speak only intervals read for their boards.
-    pub every: Option<(u64, u64)>,
-    /// (token, due ms) of the last scheduled grant made by a build that records due times.
-    pub due: Option<(u64, u64)>,
+    /// The grid of the last grant under an interval schedule: what builds that speak only
+    /// intervals read for their boards.
+    pub every: Option<Grid>,
+    /// The due time (ms) of the last scheduled grant made by a build that records due times.
+    pub due: Option<OfGrant<u64>>,
     /// The due times that grant caught up for.
     pub missed: u64,
     /// The schedule of the last scheduled grant ([`Schedule::recorded`]).
     pub schedule: Option<String>,
-    /// (token, who asked): that run was a manual one.
-    pub manual: Option<(u64, String)>,
-    /// (token, the token of the run it replaced).
-    pub replaced: Option<(u64, u64)>,
+    /// Who asked for that run: it was a manual one.
+    pub manual: Option<OfGrant<String>>,
+    /// The token of the stuck run that run replaced.
+    pub replaced: Option<OfGrant<u64>>,
     pub paused: Option<Paused>,
     pub run_now: Option<RunNow>,
     pub conflict: Option<Conflict>,
-    /// (token, lease id) of the last grant by a build that records it: an operator's call
-    /// writes under it while that run holds the lock (see `operator`).
-    pub lease: Option<(u64, String)>,
+    /// The lease id of the last grant by a build that records it: an operator's call writes
+    /// under it while that run holds the lock (see `operator`).
+    pub lease: Option<OfGrant<String>>,
     /// The last finished runs, newest first.
     pub history: Vec<PastRun>,
     pub totals: Totals,
     /// `tc_` keys this build does not know, with their values, written back unchanged.
     pub unknown: Vec<(String, String)>,
+}
+
+/// A value written by the grant with token `fence`: it speaks of the current run only while
+/// that grant is the last one (a build that does not write it leaves an older grant's behind).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OfGrant<T> {
+    pub fence: u64,
+    pub value: T,
+}
+
+impl<T> OfGrant<T> {
+    /// The value, when it was written by the grant with token `fence`.
+    pub fn of(&self, fence: u64) -> Option<&T> {
+        (self.fence == fence).then_some(&self.value)
+    }
+}
+
+/// An interval schedule's grid, as builds that speak only intervals record it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Grid {
+    pub interval_seconds: u64,
+    /// Below the interval.
+    pub offset_seconds: u64,
 }
 
 /// Who paused the job, when (service clock, ms) and why.
@@ -77,8 +101,8 @@ pub struct ScheduledRun {
     pub holder: Option<String>,
     /// Granted and not completed (it may be abandoned).
     pub running: bool,
-    /// `success` or `failure: …` once completed.
-    pub outcome: Option<String>,
+    /// How it ended, once completed.
+    pub outcome: Option<Outcome>,
 }
 
 impl ScheduledRun {
@@ -99,22 +123,25 @@ pub struct Conflict {
 impl RunRecord {
     /// The current run (the last grant) was a manual one: who asked.
     pub fn manual_by(&self) -> Option<&str> {
-        self.manual.as_ref().filter(|(fence, _)| *fence == self.fence).map(|(_, by)| by.as_str())
+        self.manual.as_ref()?.of(self.fence).map(String::as_str)
     }
 
     /// The lease id of the current run (the last grant), if its build recorded it.
     pub fn lease_id(&self) -> Option<crate::ops::LeaseId> {
-        let (_, id) = self.lease.as_ref().filter(|(fence, _)| *fence == self.fence)?;
-        crate::ops::LeaseId::parse(id).ok()
+        crate::ops::LeaseId::parse(self.lease.as_ref()?.of(self.fence)?).ok()
+    }
+
+    /// The due time the current run (the last grant) was for, if its build recorded one.
+    fn current_due_ms(&self) -> Option<u64> {
+        self.due.as_ref()?.of(self.fence).copied()
     }
 
     /// The due time the last *scheduled* run was for. Manual runs do not count. A grant by a
     /// build that does not record due times (a rolling upgrade) is read from its start, as that
     /// build judged it: the due time of `schedule` a tick at its start counted for.
     pub fn last_due_ms(&self, schedule: &Schedule, early_ms: u64) -> Option<u64> {
-        let tagged_now = self.due.is_some_and(|(fence, _)| fence == self.fence);
-        if tagged_now || self.manual_by().is_some() {
-            return self.due.map(|(_, due)| due);
+        if self.current_due_ms().is_some() || self.manual_by().is_some() {
+            return self.due.as_ref().map(|due| due.value);
         }
         let started = self.started_ms?;
         schedule.counts_for(started, early_ms).or(Some(started))
@@ -125,10 +152,9 @@ impl RunRecord {
     /// recorded due time stands for the start.
     pub fn last_scheduled_run(&self) -> Option<ScheduledRun> {
         if self.manual_by().is_none() {
-            let due = self.due.filter(|(fence, _)| *fence == self.fence);
             return Some(ScheduledRun {
                 fence: self.fence,
-                due_ms: due.map(|(_, due)| due),
+                due_ms: self.current_due_ms(),
                 started_ms: self.started_ms?,
                 holder: self.holder.clone(),
                 running: self.running,
@@ -142,10 +168,10 @@ impl RunRecord {
                 started_ms: run.started_ms,
                 holder: run.holder.clone(),
                 running: false,
-                outcome: run.outcome_text(),
+                outcome: run.completed_outcome(),
             });
         }
-        let (fence, due_ms) = self.due?;
+        let OfGrant { fence, value: due_ms } = self.due?;
         Some(ScheduledRun {
             fence,
             due_ms: Some(due_ms),
@@ -159,10 +185,10 @@ impl RunRecord {
     /// The current run (the last grant) as the history keeps it, ended with `outcome`.
     fn as_past_run(&self, stopped_ms: Option<u64>, outcome: PastOutcome) -> Option<PastRun> {
         let manual = self.manual_by().is_some();
-        let due = self.due.filter(|(fence, _)| *fence == self.fence && !manual);
+        let due = self.current_due_ms().filter(|_| !manual);
         Some(PastRun {
             fence: self.fence,
-            due_ms: due.map(|(_, due)| due),
+            due_ms: due,
             started_ms: self.started_ms?,
             stopped_ms,
             missed: if due.is_some() { self.missed } else { 0 },
@@ -199,7 +225,7 @@ impl RunRecord {
         } else if let (false, Some(stopped_ms)) = (in_history, self.stopped_ms) {
             // The last run completed under a build that keeps no history (one before
             // guard@0.3.0, in a rolling upgrade): it goes in now, from the record's fields.
-            let outcome = self.outcome.as_deref().unwrap_or("success");
+            let outcome = self.outcome.as_ref().unwrap_or(&Outcome::Success);
             let past = counted(&mut totals, stopped_ms, outcome);
             if let Some(run) = self.as_past_run(Some(stopped_ms), past) {
                 history = history::with(&history, run);
@@ -209,7 +235,7 @@ impl RunRecord {
             fence,
             history,
             totals,
-            lease: Some((fence, lease_id.to_string())),
+            lease: Some(OfGrant { fence, value: lease_id.to_string() }),
             started_ms: Some(started_ms),
             stopped_ms: None,
             running: true,
@@ -226,10 +252,13 @@ impl RunRecord {
     /// This grant was for `due_ms` under `schedule`, catching up for `missed` due times.
     pub fn scheduled_for(self, schedule: &Schedule, due_ms: u64, missed: u64) -> RunRecord {
         let every = match schedule {
-            Schedule::Every(every) => Some((every.interval_seconds(), every.offset_seconds())),
+            Schedule::Every(every) => Some(Grid {
+                interval_seconds: every.interval_seconds(),
+                offset_seconds: every.offset_seconds(),
+            }),
             _ => None,
         };
-        let due = schedule.is_scheduled().then_some((self.fence, due_ms));
+        let due = schedule.is_scheduled().then_some(OfGrant { fence: self.fence, value: due_ms });
         let totals = Totals { missed: self.totals.missed.saturating_add(missed), ..self.totals };
         RunRecord { every, due, missed, totals, schedule: Some(schedule.recorded()), ..self }
     }
@@ -240,18 +269,22 @@ impl RunRecord {
         if let Some(run) = history.first_mut().filter(|run| run.fence == old) {
             run.outcome = PastOutcome::Replaced;
         }
-        RunRecord { replaced: Some((self.fence, old)), history, ..self }
+        RunRecord { replaced: Some(OfGrant { fence: self.fence, value: old }), history, ..self }
     }
 
     /// This grant was a manual run asked for by `by`.
     pub fn manual_for(self, by: &str) -> RunRecord {
-        RunRecord { manual: Some((self.fence, fit(by, NAME_BYTES))), ..self }
+        RunRecord {
+            manual: Some(OfGrant { fence: self.fence, value: fit(by, NAME_BYTES) }),
+            ..self
+        }
     }
 
-    /// The record `complete` writes: the run closed, and added to the history and totals.
-    pub fn completed(&self, stopped_ms: u64, outcome: &str) -> RunRecord {
-        let outcome: String = outcome.chars().take(MAX_OUTCOME_CHARS).collect();
-        let outcome = fit(&outcome, TEXT_BYTES);
+    /// The record `complete` writes: the run closed, and added to the history and totals. A
+    /// failure's reason is shortened so that its text (`failure: …`) keeps to the limits.
+    pub fn completed(&self, stopped_ms: u64, outcome: &Outcome) -> RunRecord {
+        let text: String = outcome.as_record_text().chars().take(MAX_OUTCOME_CHARS).collect();
+        let outcome = Outcome::from_record_text(&fit(&text, TEXT_BYTES));
         let (mut history, mut totals) = (self.history.clone(), self.totals.clone());
         let past = counted(&mut totals, stopped_ms, &outcome);
         if let Some(run) = self.as_past_run(Some(stopped_ms), past) {
@@ -260,7 +293,7 @@ impl RunRecord {
         RunRecord {
             stopped_ms: Some(stopped_ms),
             running: false,
-            outcome: Some(outcome).filter(|o| !o.is_empty()),
+            outcome: Some(outcome),
             history,
             totals,
             ..self.clone()
@@ -272,8 +305,10 @@ impl RunRecord {
         if let Some(text) = &self.schedule {
             return Schedule::from_recorded(text);
         }
-        let (every, phase) = self.every?;
-        crate::schedule::Every::new(every, phase).ok().map(Schedule::Every)
+        let grid = self.every?;
+        crate::schedule::Every::new(grid.interval_seconds, grid.offset_seconds)
+            .ok()
+            .map(Schedule::Every)
     }
 }
 
@@ -281,14 +316,18 @@ impl RunRecord {
 #[path = "record_tests.rs"]
 mod tests;
 
-/// A finished run's outcome (`success` or `failure: …`), counted in `totals`.
-fn counted(totals: &mut Totals, stopped_ms: u64, outcome: &str) -> PastOutcome {
-    if outcome == "success" {
-        totals.successes += 1;
-        totals.last_success_ms = Some(stopped_ms);
-        return PastOutcome::Success;
+/// A finished run's outcome, counted in `totals`.
+fn counted(totals: &mut Totals, stopped_ms: u64, outcome: &Outcome) -> PastOutcome {
+    match outcome {
+        Outcome::Success => {
+            totals.successes += 1;
+            totals.last_success_ms = Some(stopped_ms);
+            PastOutcome::Success
+        }
+        Outcome::Failure(reason) => {
+            totals.failures += 1;
+            totals.last_failure_ms = Some(stopped_ms);
+            PastOutcome::Failure(reason.clone())
+        }
     }
-    totals.failures += 1;
-    totals.last_failure_ms = Some(stopped_ms);
-    PastOutcome::Failure(outcome.strip_prefix("failure: ").unwrap_or(outcome).to_string())
 }

@@ -3,8 +3,9 @@
 //! percent-encoded, parts joined by `:`. Keys this build does not know but that start with
 //! `tc_` are kept as they are (a newer build's, in a rolling upgrade).
 
-use super::record::{Conflict, Paused, RunNow, RunRecord};
+use super::record::{Conflict, Grid, OfGrant, Paused, RunNow, RunRecord};
 use super::record_text::{text, untext};
+use super::Outcome;
 
 pub(super) const FENCE: &str = "tc_fence";
 const START: &str = "tc_start";
@@ -64,28 +65,32 @@ fn read(metadata: &[(String, String)]) -> RunRecord {
         |key: &str| metadata.iter().find(|(k, _)| k.eq_ignore_ascii_case(key)).map(|(_, v)| v);
     let number = |key: &str| get(key).and_then(|v| v.parse::<u64>().ok());
     let words = |key: &str| get(key).filter(|v| !v.is_empty()).map(|v| untext(v));
+    // `fence:rest`: the value a grant wrote, tagged with its token.
     let tagged = |key: &str| {
         let (fence, rest) = pair(get(key)?)?;
         Some((fence.parse::<u64>().ok()?, rest))
     };
+    let of_grant = |(fence, value)| OfGrant { fence, value };
     RunRecord {
         fence: number(FENCE).unwrap_or(0),
         started_ms: number(START),
         stopped_ms: number(STOP),
         running: get(RUNNING).map(String::as_str) == Some("true"),
-        outcome: words(OUTCOME),
+        outcome: words(OUTCOME).map(|text| Outcome::from_record_text(&text)),
         holder: words(HOLDER),
-        every: number(EVERY)
-            .filter(|every| *every > 0)
-            .map(|every| (every, number(PHASE).filter(|phase| *phase < every).unwrap_or(0))),
-        due: tagged(DUE).and_then(|(fence, rest)| {
-            let due = rest.split(':').next()?;
-            Some((fence, due.parse().ok()?))
+        every: number(EVERY).filter(|every| *every > 0).map(|interval_seconds| Grid {
+            interval_seconds,
+            offset_seconds: number(PHASE).filter(|phase| *phase < interval_seconds).unwrap_or(0),
         }),
+        due: tagged(DUE)
+            .and_then(|(fence, rest)| Some((fence, rest.split(':').next()?.parse().ok()?)))
+            .map(of_grant),
         missed: tagged(DUE).and_then(|(_, rest)| rest.split(':').nth(1)?.parse().ok()).unwrap_or(0),
         schedule: words(SCHEDULE),
-        manual: tagged(MANUAL).map(|(fence, by)| (fence, untext(by))),
-        replaced: tagged(REPLACED).and_then(|(fence, old)| Some((fence, old.parse().ok()?))),
+        manual: tagged(MANUAL).map(|(fence, by)| OfGrant { fence, value: untext(by) }),
+        replaced: tagged(REPLACED)
+            .and_then(|(fence, old)| Some((fence, old.parse().ok()?)))
+            .map(of_grant),
         paused: get(PAUSED).and_then(|v| {
             let (since, rest) = pair(v)?;
             let (by, reason) = pair(rest).unwrap_or((rest, ""));
@@ -98,7 +103,7 @@ fn read(metadata: &[(String, String)]) -> RunRecord {
             let seen_ms = seen.parse().ok()?;
             Some(Conflict { seen_ms, holder: untext(holder), schedule: untext(schedule) })
         }),
-        lease: tagged(LEASE).map(|(fence, id)| (fence, id.to_string())),
+        lease: tagged(LEASE).map(|(fence, id)| OfGrant { fence, value: id.to_string() }),
         history: get(HISTORY).map(|v| super::history::decode(v)).unwrap_or_default(),
         totals: get(TOTALS).map(|v| super::history::decode_totals(v)).unwrap_or_default(),
         unknown: metadata
@@ -125,14 +130,14 @@ fn write(record: &RunRecord) -> Vec<(String, String)> {
     push(START, record.started_ms.map(|v| v.to_string()));
     push(STOP, record.stopped_ms.map(|v| v.to_string()));
     // Empty text is not written: a metadata value cannot be told from an absent one.
-    push(OUTCOME, record.outcome.as_deref().filter(|o| !o.is_empty()).map(text));
+    push(OUTCOME, record.outcome.as_ref().map(|o| text(&o.as_record_text())));
     push(HOLDER, record.holder.as_deref().filter(|h| !h.is_empty()).map(text));
-    push(EVERY, record.every.map(|(every, _)| every.to_string()));
-    push(PHASE, record.every.map(|(_, phase)| phase.to_string()));
-    push(DUE, record.due.map(|(fence, due)| format!("{fence}:{due}:{}", record.missed)));
+    push(EVERY, record.every.map(|grid| grid.interval_seconds.to_string()));
+    push(PHASE, record.every.map(|grid| grid.offset_seconds.to_string()));
+    push(DUE, record.due.map(|d| format!("{}:{}:{}", d.fence, d.value, record.missed)));
     push(SCHEDULE, record.schedule.as_deref().map(text));
-    push(MANUAL, record.manual.as_ref().map(|(fence, by)| format!("{fence}:{}", text(by))));
-    push(REPLACED, record.replaced.map(|(fence, old)| format!("{fence}:{old}")));
+    push(MANUAL, record.manual.as_ref().map(|m| format!("{}:{}", m.fence, text(&m.value))));
+    push(REPLACED, record.replaced.as_ref().map(|r| format!("{}:{}", r.fence, r.value)));
     push(
         PAUSED,
         record
@@ -149,7 +154,7 @@ fn write(record: &RunRecord) -> Vec<(String, String)> {
             .map(|c| format!("{}:{}:{}", c.seen_ms, text(&c.holder), text(&c.schedule))),
     );
     // A lease id is a GUID: visible ASCII as it is.
-    push(LEASE, record.lease.as_ref().map(|(fence, id)| format!("{fence}:{id}")));
+    push(LEASE, record.lease.as_ref().map(|l| format!("{}:{}", l.fence, l.value)));
     let history = (!record.history.is_empty()).then(|| super::history::encode(&record.history));
     push(HISTORY, history);
     let counted = record.totals != super::history::Totals::default();

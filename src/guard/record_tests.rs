@@ -18,7 +18,7 @@ fn a_record_survives_metadata_round_trip_with_any_text() {
     }
     .granted(7, 1_735_689_600_000, "replica 3 — ü%20\n", &lease())
     .manual_for("operator: x")
-    .completed(1_735_689_601_500, "failure: disk full; 100% used");
+    .completed(1_735_689_601_500, &Outcome::Failure("disk full; 100% used".into()));
     let metadata = record.to_metadata();
     assert!(metadata.iter().all(|(_, v)| v.bytes().all(|b| (0x21..0x7f).contains(&b))));
     assert_eq!(RunRecord::from_metadata(&metadata), record);
@@ -38,8 +38,10 @@ fn missing_or_garbage_fields_read_as_never() {
 
 #[test]
 fn outcome_text_is_capped() {
-    let record = RunRecord::default().completed(1, &"x".repeat(1000));
-    assert_eq!(record.outcome.unwrap().len(), MAX_OUTCOME_CHARS);
+    let record = RunRecord::default().completed(1, &Outcome::Failure("x".repeat(1000)));
+    let text = record.outcome.unwrap().as_record_text();
+    assert_eq!(text.len(), MAX_OUTCOME_CHARS);
+    assert_eq!(text, format!("failure: {}", "x".repeat(MAX_OUTCOME_CHARS - "failure: ".len())));
 }
 
 #[test]
@@ -52,7 +54,7 @@ fn tc_keys_this_build_does_not_know_survive_every_write() {
         ("not_ours".into(), "dropped".into()),
     ];
     let record = RunRecord::from_metadata(&stored);
-    let granted = record.granted(5, 1_000, "b", &lease()).completed(2_000, "success");
+    let granted = record.granted(5, 1_000, "b", &lease()).completed(2_000, &Outcome::Success);
     let written = granted.to_metadata();
     for kept in ["tc_from_a_newer_build", "TC_Shouting"] {
         assert!(written.iter().any(|(k, _)| k == kept), "{kept} lost: {written:?}");
@@ -70,7 +72,7 @@ fn the_last_scheduled_due_time_skips_manual_runs_and_reads_older_builds_grants_f
         .scheduled_for(&every_minute, 10 * minute, 0);
     assert_eq!(scheduled.last_due_ms(&every_minute, 0), Some(10 * minute));
     let manual = scheduled
-        .completed(10 * minute + 900, "success")
+        .completed(10 * minute + 900, &Outcome::Success)
         .granted(2, 12 * minute + 5, "b", &lease())
         .manual_for("ops");
     assert_eq!(manual.manual_by(), Some("ops"));
@@ -86,7 +88,8 @@ fn the_last_scheduled_due_time_skips_manual_runs_and_reads_older_builds_grants_f
 /// no run of a mixed fleet; a run already in the history is not added twice.
 #[test]
 fn a_run_completed_by_an_older_build_joins_the_history_at_the_next_grant() {
-    let ours = RunRecord::default().granted(1, 1_000, "new", &lease()).completed(1_500, "success");
+    let ours =
+        RunRecord::default().granted(1, 1_000, "new", &lease()).completed(1_500, &Outcome::Success);
     let keys = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
         pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
     };
@@ -118,4 +121,54 @@ fn a_run_completed_by_an_older_build_joins_the_history_at_the_next_grant() {
     let again = ours.granted(2, 2_000, "new", &lease());
     assert_eq!(again.history.len(), 1);
     assert_eq!(again.totals.successes, 1);
+}
+
+/// The codec writes the bytes every build before the typed record wrote (replicas of different
+/// builds share a lock). Pinned from the codec of commit 92998d8, before the record had types.
+#[test]
+fn the_codec_writes_the_bytes_earlier_builds_wrote() {
+    let every = Schedule::Every(crate::schedule::Every::new(3_600, 900).unwrap());
+    let record = RunRecord {
+        paused: Some(Paused { by: "ops: ana".into(), since_ms: 5, reason: "deploy; 50%".into() }),
+        ..RunRecord::default()
+    }
+    .granted(6, 1_735_686_000_000, "replica 2", &lease())
+    .scheduled_for(&every, 1_735_686_000_000, 0)
+    .completed(1_735_686_001_000, &Outcome::Success)
+    .granted(7, 1_735_689_600_000, "replica 3 — ü%20\n", &lease())
+    .scheduled_for(&every, 1_735_689_300_000, 2)
+    .replacing(6)
+    .manual_for("operator: x")
+    .completed(1_735_689_601_500, &Outcome::Failure("disk full; 100% used".into()));
+    let golden = [
+        ("tc_fence", "7"),
+        ("tc_running", "false"),
+        ("tc_start", "1735689600000"),
+        ("tc_stop", "1735689601500"),
+        ("tc_outcome", "failure%3A%20disk%20full;%20100%25%20used"),
+        ("tc_holder", "replica%203%20%E2%80%94%20%C3%BC%2520%0A"),
+        ("tc_every", "3600"),
+        ("tc_phase", "900"),
+        ("tc_due", "7:1735689300000:2"),
+        ("tc_sched", "every%3A3600%3A900"),
+        ("tc_manual", "7:operator%3A%20x"),
+        ("tc_replaced", "7:6"),
+        ("tc_paused", "5:ops%3A%20ana:deploy;%2050%25"),
+        ("tc_lease", "7:0f8fad5b-d9cb-469f-a165-70867728950e"),
+        (
+            "tc_hist",
+            "7,,1735689600000,1735689601500,0,1,f:disk%20full%3B%20100%25%20used,replica%203%20%E2%\
+             80%94%20%C3%BC%2520%0A;6,1735686000000,1735686000000,1735686001000,0,0,r,replica%202",
+        ),
+        ("tc_totals", "1:1:0:2:1735686001000:1735689601500"),
+    ];
+    let written = record.to_metadata();
+    let written: Vec<(&str, &str)> =
+        written.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    assert_eq!(written, golden);
+    let read = RunRecord::from_metadata(&record.to_metadata());
+    assert_eq!(read, record);
+    assert_eq!(read.outcome, Some(Outcome::Failure("disk full; 100% used".into())));
+    assert_eq!(read.manual, Some(OfGrant { fence: 7, value: "operator: x".to_string() }));
+    assert_eq!(read.every, Some(Grid { interval_seconds: 3_600, offset_seconds: 900 }));
 }

@@ -2,7 +2,7 @@
 //! error names what to do, and is scrubbed of the secrets the caller gave us.
 
 use super::{json, AccessToken, Entra, ManagedEndpoint, TokenSource, STORAGE_RESOURCE};
-use crate::error::{Error, ServiceError};
+use crate::error::{Error, ServiceError, TokenProblem, UnusableToken};
 use crate::transport::{Response, TransportError};
 use base64::Engine as _;
 
@@ -24,16 +24,10 @@ pub fn interpret(entra: &Entra, response: &Response, now_secs: u64) -> Result<Ac
             (Some(token), Some(expires_on)) if !token.is_empty() => {
                 Ok(AccessToken { token: token.to_string(), expires_on })
             }
-            _ => Err(Error::Service(ServiceError {
-                status,
-                code: None,
-                request_id: None,
-                message: format!(
-                    "unexpected response: {} answered {status} without an access_token and \
-                     its expiry",
-                    describe(&entra.source)
-                ),
-            })),
+            _ => Err(Error::UnexpectedAnswer(format!(
+                "{} answered {status} without an access_token and its expiry",
+                describe(&entra.source)
+            ))),
         };
     }
     let code = get("error").map(str::to_string);
@@ -89,16 +83,9 @@ pub fn unreachable(entra: &Entra, error: TransportError) -> Error {
 /// Refuses, before anything is sent, a token that has expired or is for another audience,
 /// when it is a JWT that says so (an opaque token is sent as it is).
 pub fn check_supplied(token: &AccessToken, now_secs: u64) -> Result<(), Error> {
-    let refuse = |code: &str, message: String| {
-        Err(Error::Unauthorized(ServiceError {
-            status: 0,
-            code: Some(code.to_string()),
-            request_id: None,
-            message,
-        }))
-    };
+    let refuse = |problem, message| Err(Error::UnusableToken(UnusableToken { problem, message }));
     if token.expires_on <= now_secs {
-        return refuse("TokenExpired", expired(token.expires_on));
+        return refuse(TokenProblem::Expired, expired(token.expires_on));
     }
     let Some(claims) = token.token.split('.').nth(1).and_then(|payload| {
         let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
@@ -111,7 +98,7 @@ pub fn check_supplied(token: &AccessToken, now_secs: u64) -> Result<(), Error> {
     let get = |key: &str| claims.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
     if let Some(exp) = get("exp").and_then(|e| e.parse::<u64>().ok()) {
         if exp <= now_secs {
-            return refuse("TokenExpired", expired(exp));
+            return refuse(TokenProblem::Expired, expired(exp));
         }
     }
     if let Some(audience) = get("aud") {
@@ -119,7 +106,7 @@ pub fn check_supplied(token: &AccessToken, now_secs: u64) -> Result<(), Error> {
             || (audience.starts_with("https://") && audience.contains(".blob."));
         if !storage {
             return refuse(
-                "InvalidAudience",
+                TokenProblem::WrongAudience,
                 format!(
                     "the access token is for audience {audience:?}, not Azure Storage: request \
                      it for the resource {STORAGE_RESOURCE} (scope {STORAGE_RESOURCE}.default)"

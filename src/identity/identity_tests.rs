@@ -1,5 +1,6 @@
 use super::*;
 use crate::config::{Account, Credential};
+use crate::error::TokenProblem;
 
 const SECRET: &str = "SENTINEL-client-secret-7f3a";
 const ASSERTION: &str = "SENTINEL.assertion.jwt-91c2";
@@ -175,7 +176,10 @@ fn answers_give_a_token_or_a_scrubbed_refusal_that_says_what_to_do() {
     )
     .unwrap_err();
     assert!(error.to_string().contains("assign one"), "{error}");
-    assert!(matches!(interpret(&source, &answer(200, "<html>"), 1), Err(Error::Service(_))));
+    assert!(matches!(
+        interpret(&source, &answer(200, "<html>"), 1),
+        Err(Error::UnexpectedAnswer(_))
+    ));
 }
 
 #[test]
@@ -203,13 +207,17 @@ fn expired_and_foreign_tokens_are_refused_before_sending() {
         expires_on: u64::MAX,
     };
     assert!(
-        matches!(check_supplied(&expired, now), Err(Error::Unauthorized(e)) if e.code.as_deref() == Some("TokenExpired"))
+        matches!(check_supplied(&expired, now), Err(Error::UnusableToken(t)) if t.problem == TokenProblem::Expired)
     );
     let vault = AccessToken {
         token: jwt(r#"{"aud":"https://vault.azure.net","exp":1800003600}"#),
         expires_on: u64::MAX,
     };
     let error = check_supplied(&vault, now).unwrap_err();
+    assert!(
+        matches!(&error, Error::UnusableToken(t) if t.problem == TokenProblem::WrongAudience),
+        "{error:?}"
+    );
     assert!(error.to_string().contains("https://storage.azure.com/"), "{error}");
     let account_audience = AccessToken {
         token: jwt(r#"{"aud":"https://acct.blob.core.windows.net"}"#),

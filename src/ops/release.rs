@@ -2,7 +2,7 @@
 
 use super::{check_status, header, lease_request, LeaseId, Op};
 use crate::config::Lock;
-use crate::error::Error;
+use crate::error::{Error, LeaseLoss};
 use crate::transport::{Request, Response};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,7 +30,7 @@ impl Op for Release {
     /// hold the lease. Other lease-lost codes (a breaking or broken lease) are not "released".
     fn interpret_after_ambiguous(&self, response: &Response) -> Result<(), Error> {
         match self.interpret(response) {
-            Err(Error::LeaseLost(e))
+            Err(Error::LeaseLost(LeaseLoss::Service(e)))
                 if matches!(
                     e.code.as_deref(),
                     Some("LeaseIdMismatchWithLeaseOperation" | "LeaseNotPresentWithLeaseOperation")

@@ -1,7 +1,7 @@
 //! A fixed grid of due times: `offset + k * interval`, in ms since the Unix epoch. Pure
 //! arithmetic; what guard@0.1.0 and @0.2.0 schedules are, and `every` in guard@0.3.0.
 
-use super::ScheduleError;
+use crate::error::FieldError;
 
 /// Due every `interval_ms`, from `offset_ms` past the Unix epoch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -12,15 +12,15 @@ pub struct Every {
 
 impl Every {
     /// `interval_seconds` 1 s to a year; `offset_seconds` below it.
-    pub fn new(interval_seconds: u64, offset_seconds: u64) -> Result<Every, ScheduleError> {
+    pub fn new(interval_seconds: u64, offset_seconds: u64) -> Result<Every, FieldError> {
         if !(1..=366 * 24 * 3600).contains(&interval_seconds) {
-            return Err(ScheduleError::new(
+            return Err(FieldError::new(
                 "interval-seconds",
                 format!("must be 1 second to a year (31622400), got {interval_seconds}"),
             ));
         }
         if offset_seconds >= interval_seconds {
-            return Err(ScheduleError::new(
+            return Err(FieldError::new(
                 "offset-seconds",
                 format!(
                     "must be below interval-seconds; got {offset_seconds} and {interval_seconds}"

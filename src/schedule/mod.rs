@@ -22,27 +22,6 @@ pub enum Schedule {
     Cron(ZonedCron),
 }
 
-/// A schedule that cannot be used: the field at fault and what is wrong with it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ScheduleError {
-    pub field: &'static str,
-    pub message: String,
-}
-
-impl ScheduleError {
-    pub(crate) fn new(field: &'static str, message: String) -> ScheduleError {
-        ScheduleError { field, message }
-    }
-}
-
-impl fmt::Display for ScheduleError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.field, self.message)
-    }
-}
-
-impl std::error::Error for ScheduleError {}
-
 impl Schedule {
     pub fn is_scheduled(&self) -> bool {
         !matches!(self, Schedule::None)

@@ -15,7 +15,7 @@
 //! twice in a fold, which is the double run this avoids.
 
 use super::cron::{Cron, Dialect};
-use super::ScheduleError;
+use crate::error::FieldError;
 use crate::zone::Zone;
 
 /// Seconds in two days: more than any two UTC offsets differ by, so a jump this far short of a
@@ -63,17 +63,17 @@ impl ZonedCron {
         expression: &str,
         zone: Option<&str>,
         dialect: Dialect,
-    ) -> Result<ZonedCron, ScheduleError> {
+    ) -> Result<ZonedCron, FieldError> {
         if expression.chars().count() > MAX_EXPRESSION_CHARS {
             let message = format!("longer than {MAX_EXPRESSION_CHARS} characters");
-            return Err(ScheduleError::new("expression", message));
+            return Err(FieldError::new("expression", message));
         }
         let cron =
-            Cron::parse(expression, dialect).map_err(|e| ScheduleError::new(e.field, e.message))?;
+            Cron::parse(expression, dialect).map_err(|e| FieldError::new(e.field, e.message))?;
         let zone = match zone {
             None => Zone::utc(),
             Some(name) => {
-                Zone::named(name).map_err(|e| ScheduleError::new("time-zone", e.to_string()))?
+                Zone::named(name).map_err(|e| FieldError::new("time-zone", e.to_string()))?
             }
         };
         Ok(ZonedCron { cron, zone })
@@ -87,6 +87,11 @@ impl ZonedCron {
         &self.zone
     }
 
+    pub fn dialect(&self) -> Dialect {
+        self.cron.dialect()
+    }
+
+    /// The dialect as the record and the logs write it.
     pub fn dialect_name(&self) -> &'static str {
         dialect_name(self.cron.dialect())
     }

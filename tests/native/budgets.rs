@@ -10,7 +10,7 @@ use crate::support::{VirtualRuntime, EMULATOR};
 use std::time::Duration;
 use traffic_cop::guard::{self, Decision, GuardOptions, SkipReason, Ticket};
 use traffic_cop::transport::{TransportError, TransportErrorKind};
-use traffic_cop::{Account, Error, LeaseClient, Lock};
+use traffic_cop::{Account, Error, LeaseClient, LeaseLoss, Lock, RanOutWhen};
 
 fn lock() -> Lock {
     Lock::parse(EMULATOR, "budgets", "job").unwrap()
@@ -37,8 +37,9 @@ fn a_wall_clock_stepped_back_during_a_grant_does_not_make_a_late_grant_a_run() {
     });
     let mut client = LeaseClient::new(hooked, runtime);
     match guard::guarded_invoke(&mut client, &lock(), &options("alpha")) {
-        Decision::Skip(SkipReason::Error(Error::LeaseLost(e))) => {
-            assert!(e.message.contains("longer than the 15 s lease"), "{e}")
+        Decision::Skip(SkipReason::Error(Error::LeaseLost(LeaseLoss::RanOut(r)))) => {
+            assert_eq!(r.when, RanOutWhen::GrantedTooLate);
+            assert!(r.message.contains("longer than the 15 s lease"), "{}", r.message)
         }
         other => panic!("a grant past its lease was a run: {other:?}"),
     }

@@ -9,7 +9,7 @@ use crate::support::{VirtualRuntime, EMULATOR};
 use std::time::Duration;
 use traffic_cop::guard::{self, Decision, GuardOptions, Outcome, RunRecord, SkipReason, Ticket};
 use traffic_cop::transport::{TransportError, TransportErrorKind};
-use traffic_cop::{Error, LeaseClient, LeaseDuration, Lock};
+use traffic_cop::{Error, LeaseClient, LeaseDuration, LeaseLoss, Lock, RanOutWhen};
 
 fn record(world: &World) -> RunRecord {
     RunRecord::from_metadata(&world.client().inspect(&lock()).unwrap().metadata)
@@ -98,8 +98,9 @@ fn a_grant_whose_answer_comes_after_the_lease_period_is_not_a_run() {
         });
     let mut a = world.client_over(hooked);
     match guard::guarded_invoke(&mut a, &lock(), &options("alpha")) {
-        Decision::Skip(SkipReason::Error(Error::LeaseLost(e))) => {
-            assert!(e.message.contains("longer than the 15 s lease"), "{e}")
+        Decision::Skip(SkipReason::Error(Error::LeaseLost(LeaseLoss::RanOut(r)))) => {
+            assert_eq!(r.when, RanOutWhen::GrantedTooLate);
+            assert!(r.message.contains("longer than the 15 s lease"), "{}", r.message)
         }
         other => panic!("a run past its deadline was granted: {other:?}"),
     }
@@ -200,11 +201,11 @@ fn endless_churn_ends_in_an_error_that_does_not_claim_nothing_was_sent() {
         None
     });
     match guard::guarded_invoke(&mut world.client_over(hooked), &lock(), &options("alpha")) {
-        Decision::Skip(SkipReason::Error(Error::Service(e))) => {
-            assert_eq!(e.status, 412);
-            assert!(e.message.contains("changed under each of 4 attempts"), "{e}");
+        Decision::Skip(SkipReason::Error(Error::Contended(c))) => {
+            assert_eq!(c.attempts, 4);
+            assert!(c.message.contains("changed under each of 4 attempts"), "{}", c.message);
         }
-        other => panic!("expected a service error, got {other:?}"),
+        other => panic!("expected contention, got {other:?}"),
     }
 }
 
@@ -217,8 +218,8 @@ fn a_service_that_sends_no_date_is_refused_rather_than_judged_by_the_local_clock
     });
     let mut client = world.client_over(hooked);
     match guard::guarded_invoke(&mut client, &lock(), &options("alpha")) {
-        Decision::Skip(SkipReason::Error(Error::Service(e))) => {
-            assert!(e.message.contains("no usable Date header"), "{e}")
+        Decision::Skip(SkipReason::Error(Error::UnexpectedAnswer(what))) => {
+            assert!(what.contains("no usable Date header"), "{what}")
         }
         other => panic!("a look without Date was judged anyway: {other:?}"),
     }
@@ -236,8 +237,8 @@ fn a_look_without_an_etag_is_refused_rather_than_acquired_unconditionally() {
     });
     let mut client = world.client_over(hooked);
     match guard::guarded_invoke(&mut client, &lock(), &options("alpha")) {
-        Decision::Skip(SkipReason::Error(Error::Service(e))) => {
-            assert!(e.message.contains("no ETag"), "{e}")
+        Decision::Skip(SkipReason::Error(Error::UnexpectedAnswer(what))) => {
+            assert!(what.contains("no ETag"), "{what}")
         }
         other => panic!("a look without an ETag led to: {other:?}"),
     }

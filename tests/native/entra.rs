@@ -12,7 +12,7 @@ use std::rc::Rc;
 use traffic_cop::guard::{self, Decision, GuardOptions, Outcome};
 use traffic_cop::identity::TokenCache;
 use traffic_cop::transport::{Request, Response, Timeouts, Transport, TransportError};
-use traffic_cop::{Error, LeaseClient, Lock};
+use traffic_cop::{Error, LeaseClient, Lock, TokenProblem};
 
 const SECRET: &str = "SENTINEL-secret-0b7e";
 const ENDPOINT: &str =
@@ -221,7 +221,7 @@ fn an_expired_kept_token_is_refetched_and_an_expired_supplied_one_refused() {
     .unwrap();
     let refused = fixture.client(&TokenCache::default()).inspect(&supplied);
     assert!(
-        matches!(&refused, Err(Error::Unauthorized(e)) if e.code.as_deref() == Some("TokenExpired")),
+        matches!(&refused, Err(Error::UnusableToken(t)) if t.problem == TokenProblem::Expired),
         "{refused:?}"
     );
     assert_eq!(fixture.world.storage_requests.get(), 0);

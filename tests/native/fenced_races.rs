@@ -170,9 +170,9 @@ fn endless_contention_ends_after_a_few_rounds_with_nothing_written_by_this_run()
         racing(&world.service, &[2, 4, 6, 8, 10], late_put(&world, ticket.clone(), b"other"));
     let mut client = world.client_over(hooked);
     match write_fenced(&mut client, &ticket, RESULT, b"mine") {
-        Err(FencedError::Failed(Error::Service(e))) => {
-            assert_eq!((e.status, e.code.as_deref()), (412, Some("ConditionNotMet")));
-            assert!(e.message.contains("4 times"), "{}", e.message);
+        Err(FencedError::Failed(Error::Contended(c))) => {
+            assert_eq!(c.attempts, 4);
+            assert!(c.message.contains("4 times"), "{}", c.message);
         }
         other => panic!("expected the contention error, got {other:?}"),
     }

@@ -3,7 +3,7 @@
 //! is bounded (a few seconds); `FUZZ_ITERATIONS=1000000 cargo test --release --test fuzz` runs
 //! longer, and `FUZZ_SEED` replays a run.
 
-use traffic_cop::guard::RunRecord;
+use traffic_cop::guard::{Outcome, RunRecord};
 use traffic_cop::ops::{
     service_error, Acquire, Break, BreakPeriod, Change, CreateBlob, CreateContainer, Inspect,
     LeaseDuration, LeaseId, ListBlobs, Op, Release, Renew, SetMetadata,
@@ -271,7 +271,8 @@ fn run_record_metadata_never_panics_and_round_trips() {
         // Whatever was read, writing it and reading it back gives the same record.
         assert_eq!(RunRecord::from_metadata(&record.to_metadata()), record, "{pairs:?}");
         let holder = g.text(&["replica-1", " ", "%"], 4);
-        let outcome = g.text(&["failure: ", "disk full", "%20"], 4);
+        let reason = g.text(&["failure: ", "disk full", "%20", ""], 4);
+        let outcome = if reason.is_empty() { Outcome::Success } else { Outcome::Failure(reason) };
         let written = record
             .granted(g.next(), g.next(), &holder, &LeaseId::random(&StdRuntime))
             .completed(g.next(), &outcome);

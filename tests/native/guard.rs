@@ -63,6 +63,7 @@ impl World for Virtual {
             },
             Decision::Skip(SkipReason::HeldByOther { holder, .. }) => Seen::Held { holder },
             Decision::Skip(SkipReason::AlreadyRan { holder, running, outcome, .. }) => {
+                let outcome = outcome.as_ref().map(Outcome::as_record_text);
                 Seen::AlreadyRan { holder, running, outcome }
             }
             Decision::Skip(SkipReason::Error(error)) => Seen::Error(error.to_string()),
@@ -104,7 +105,7 @@ impl World for Virtual {
                 holder: e.record.holder,
                 token: e.record.fence,
                 running: e.record.running,
-                outcome: e.record.outcome,
+                outcome: e.record.outcome.as_ref().map(Outcome::as_record_text),
             })
             .collect()
     }

@@ -63,7 +63,7 @@ fn board_and_claim_see_every_lock_across_pages() {
     names.sort();
     assert_eq!(names, items.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(board.iter().all(|e| e.record.fence == 1), "every record was read");
-    assert_eq!(board.iter().filter(|e| e.record.outcome.as_deref() == Some("success")).count(), 3);
+    assert_eq!(board.iter().filter(|e| e.record.outcome == Some(Outcome::Success)).count(), 3);
     assert_eq!(pages, count.div_ceil(LIST_PAGE_SIZE as usize), "one listing per page");
     // The claim: the empty container, then its second pass over the blobs it created (the
     // page after one with nothing due is widened); the board: pages of the normal size.
@@ -233,8 +233,8 @@ fn a_repeated_marker_stops_the_listing() {
         .expect(listing(Some("m2")), page("m1"));
     let mut client = LeaseClient::new(script, VirtualRuntime::new());
     match guard::board(&mut client, &account(), "loops") {
-        Err(Error::Service(e)) => assert!(e.message.contains("twice"), "{e}"),
-        other => panic!("expected a service error, got {other:?}"),
+        Err(Error::UnexpectedAnswer(what)) => assert!(what.contains("twice"), "{what}"),
+        other => panic!("expected an unexpected answer, got {other:?}"),
     }
     client.transport().assert_done();
 }

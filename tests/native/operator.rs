@@ -8,7 +8,8 @@ use crate::support::hooked::{step, Hooked};
 use crate::support::EMULATOR;
 use std::time::{Duration, UNIX_EPOCH};
 use traffic_cop::guard::{
-    self, Decision, FencedError, GuardOptions, Outcome, Overlap, RunRecord, SkipReason, Ticket,
+    self, Decision, FencedError, GuardOptions, OfGrant, Outcome, Overlap, RunRecord, SkipReason,
+    Ticket,
 };
 use traffic_cop::ops::{Acquire, LeaseDuration, LeaseId};
 use traffic_cop::schedule::{Every, Schedule};
@@ -107,7 +108,7 @@ fn a_pause_during_a_run_is_written_under_its_lease_and_kept_when_it_completes() 
     guard::complete(&mut completing, &alpha, &Outcome::Success).unwrap();
     assert_eq!(completing.round_trips(), 4, "write (412), look under the lease, write, release");
     let stored = record(&world);
-    assert_eq!((stored.running, stored.outcome.as_deref()), (false, Some("success")));
+    assert_eq!((stored.running, stored.outcome), (false, Some(Outcome::Success)));
     assert_eq!(stored.paused.as_ref().map(|p| p.reason.as_str()), Some("deploy"));
     // Three due times pass: no replica runs.
     for k in K + 1..=K + 3 {
@@ -216,8 +217,8 @@ fn a_call_waits_out_a_run_of_an_older_build_and_says_when_it_cannot() {
     let forever = Acquire::new(LeaseDuration::Infinite, id).unwrap();
     world.client().execute(&other, &forever).unwrap();
     match guard::resume(&mut world.client(), &other, "ops") {
-        Err(Error::HeldByOther(e)) => assert!(e.message.contains("raw lease verbs"), "{e}"),
-        other => panic!("expected held-by-other, got {other:?}"),
+        Err(Error::Contended(c)) => assert!(c.message.contains("raw lease verbs"), "{}", c.message),
+        other => panic!("expected contention, got {other:?}"),
     }
 }
 
@@ -260,5 +261,6 @@ fn replace_breaks_a_stuck_run_that_keeps_renewing_and_spares_a_healthy_one() {
         }
         other => panic!("the replaced run's fenced write answered {other:?}"),
     }
-    assert_eq!(record(&world).replaced, Some((new.fencing_token, stuck.fencing_token)));
+    let replaced = OfGrant { fence: new.fencing_token, value: stuck.fencing_token };
+    assert_eq!(record(&world).replaced, Some(replaced));
 }

@@ -6,7 +6,7 @@ use crate::support::fake_service::FakeService;
 use crate::support::fake_world::FakeWorld;
 use crate::support::{VirtualRuntime, EMULATOR};
 use std::time::{Duration, UNIX_EPOCH};
-use traffic_cop::guard::{self, Decision, GuardOptions, Outcome, SkipReason, Ticket};
+use traffic_cop::guard::{self, Decision, Grid, GuardOptions, Outcome, SkipReason, Ticket};
 use traffic_cop::{Account, LeaseClient, Lock};
 
 /// Hourly at :15.
@@ -135,7 +135,8 @@ fn the_board_shows_the_next_due_time_and_flags_a_missed_one() {
     world.at_due(K + 1, 0);
     let entry = board(&world).pop().unwrap();
     assert_eq!((entry.next_due_ms, entry.overdue), (Some(next), false));
-    assert_eq!(entry.record.every, Some((INTERVAL, OFFSET)));
+    let grid = Grid { interval_seconds: INTERVAL, offset_seconds: OFFSET };
+    assert_eq!(entry.record.every, Some(grid));
     // Five minutes (the tolerance for an hourly job) after the due time with no run: overdue.
     world.at_due(K + 1, 301);
     assert!(board(&world).pop().unwrap().overdue);

@@ -24,7 +24,7 @@ const BERLIN_1347: u64 = 1_795_697_220;
 fn weekdays_at_two(zone: &str) -> Result<Schedule, Error> {
     ZonedCron::new("0 0 2 * * Mon-Fri", Some(zone), Dialect::Spin)
         .map(Schedule::Cron)
-        .map_err(Error::BadSchedule)
+        .map_err(Error::BadOption)
 }
 
 fn check(

@@ -45,7 +45,7 @@ fn complete_whose_record_write_landed_unheard_still_releases() {
     // Write, its retry, the settling look, release.
     assert_eq!(steps, ["comp=metadata", "comp=metadata", "look", "release"]);
     let stored = record(&world);
-    assert_eq!((stored.running, stored.outcome.as_deref()), (false, Some("success")));
+    assert_eq!((stored.running, stored.outcome), (false, Some(Outcome::Success)));
     // Released: the next replica is granted at once, not after the lease period.
     assert_eq!(granted(&world, "bravo").fencing_token, ticket.fencing_token + 1);
 }

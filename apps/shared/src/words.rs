@@ -44,7 +44,16 @@ pub fn duration(ms: u64) -> String {
 /// A guard error in a sentence (its Debug is for programmers).
 pub fn describe(error: &GuardError) -> String {
     match error {
-        GuardError::BadSchedule(bad) => format!("bad schedule: {}: {}", bad.field, bad.message),
+        GuardError::BadOption(bad) => format!("bad option: {}: {}", bad.field, bad.message),
         GuardError::Lease(error) => format!("{error:?}"),
+        GuardError::LeaseRanOut(ran_out) => {
+            format!("lease lost: its time ran out here: {}", ran_out.message)
+        }
+        GuardError::Contended(contended) => {
+            format!("gave up after {} attempts: {}", contended.attempts, contended.message)
+        }
+        GuardError::UnexpectedAnswer(what) => format!("unexpected answer: {what}"),
+        GuardError::LimitReached(what) => format!("limit reached: {what}"),
+        GuardError::UnusableToken(token) => format!("unusable access token: {}", token.message),
     }
 }

@@ -4,70 +4,20 @@
 //! must keep.
 
 pub use super::call::{Call, Done, Setup, CALLS};
-use super::faulty::Faulty;
-use crate::support::fake_service::FakeService;
-use crate::support::{epoch, VirtualRuntime, EMULATOR};
-use std::cell::Cell;
-use std::rc::Rc;
-use std::time::{Duration, SystemTime};
+pub use super::stage::{account, lock, seed_newer, Stage, CONTAINER, NEWER};
+use std::time::Duration;
 use traffic_cop::guard::{self, Decision, GuardOptions, Outcome, Ticket};
-use traffic_cop::ops::SetMetadata;
-use traffic_cop::{Account, BreakPeriod, LeaseClient, LeaseDuration, LeaseId, Lock};
+use traffic_cop::{BreakPeriod, LeaseDuration, LeaseId, Lock};
 
-pub const CONTAINER: &str = "sweep";
 pub const DATA: &str = "results/job";
-/// Keys a newer build wrote, which must survive every write.
-pub const NEWER: (&str, &str) = ("tc_newer_build", "kept");
 /// Scheduled calls: due every minute, the lease 15 s, keep-alive every 5 s.
 pub const INTERVAL_S: u64 = 60;
-
-/// The world one case runs in.
-pub struct Stage {
-    pub clock: Rc<Cell<SystemTime>>,
-    pub service: FakeService,
-    pub faulty: Faulty,
-    seed: Cell<u64>,
-}
-
-impl Stage {
-    pub fn new() -> Stage {
-        let clock = Rc::new(Cell::new(epoch() + Duration::from_secs(5)));
-        let service = FakeService::new(clock.clone());
-        let faulty = Faulty::new(service.clone(), clock.clone());
-        Stage { clock, service, faulty, seed: Cell::new(1) }
-    }
-
-    fn runtime(&self) -> VirtualRuntime {
-        self.seed.set(self.seed.get() + 1);
-        VirtualRuntime::on_clock(self.clock.clone(), self.seed.get() * 0x9E37_79B9)
-    }
-
-    pub fn client(&self) -> LeaseClient<FakeService, VirtualRuntime> {
-        LeaseClient::new(self.service.clone(), self.runtime())
-    }
-
-    pub fn faulty_client(&self) -> LeaseClient<Faulty, VirtualRuntime> {
-        LeaseClient::new(self.faulty.clone(), self.runtime())
-    }
-
-    pub fn advance(&self, by: Duration) {
-        self.clock.set(self.clock.get() + by);
-    }
-}
-
-pub fn lock(name: &str) -> Lock {
-    Lock::parse(EMULATOR, CONTAINER, name).unwrap()
-}
 
 fn bearer_lock(name: &str) -> Lock {
     let connection = "BlobEndpoint=https://127.0.0.1:10000/devstoreaccount1;\
         Authentication=ClientSecret;TenantId=t;ClientId=c;ClientSecret=SENTINEL-secret;\
         AuthorityHost=https://127.0.0.1:9";
     Lock::parse(connection, CONTAINER, name).unwrap()
-}
-
-pub fn account() -> Account {
-    Account::from_connection_string(EMULATOR).unwrap()
 }
 
 pub fn scheduled(holder: &str) -> GuardOptions {
@@ -83,15 +33,6 @@ fn run(stage: &Stage, name: &str, options: &GuardOptions) -> Ticket {
         Decision::Run(ticket) => ticket,
         other => panic!("setup: expected a run on {name}, got {other:?}"),
     }
-}
-
-/// Adds the newer build's key to a lock's record.
-pub fn seed_newer(stage: &Stage, name: &str) {
-    let lock = lock(name);
-    let mut metadata = stage.client().inspect(&lock).unwrap().metadata;
-    metadata.push((NEWER.0.into(), NEWER.1.into()));
-    let held = stage.service.held(CONTAINER, name).map(|h| LeaseId::parse(&h.id).unwrap());
-    stage.client().execute(&lock, &SetMetadata::new(metadata, held, None).unwrap()).unwrap();
 }
 
 /// A lock with one completed run, due again a minute later (virtual time moved on).

@@ -2,7 +2,8 @@
 //! free lock and under a running run's lease), a manual run, `complete` on top of an operator's
 //! change, overlap `replace` and waiting for a held lock.
 
-use super::calls::{lock, seed_newer, Call, Done, Setup, Stage};
+use super::call::{Call, Done, Setup};
+use super::stage::{lock, seed_newer, Stage};
 use std::time::Duration;
 use traffic_cop::guard::{self, Decision, GuardOptions, Outcome, Overlap, Ticket};
 use traffic_cop::schedule::cron::Dialect;

@@ -13,7 +13,7 @@ use super::calls::{Call, Done, Setup, Stage, CHANGED_TO, CONTAINER, DATA, INTERV
 use super::calls_v3::CRON_PERIOD_MS;
 use super::faulty::Sent;
 use std::collections::BTreeMap;
-use traffic_cop::guard::{Decision, FencedError, RunRecord, SkipReason, Ticket};
+use traffic_cop::guard::{Decision, FencedError, Outcome, RunRecord, SkipReason, Ticket};
 
 /// The lock's record as stored, before the call.
 pub struct Before {
@@ -199,7 +199,7 @@ pub fn judge(
         }
         Done::Completed(Ok(())) => {
             let closed = record(stage, "job");
-            if closed.running || closed.outcome.as_deref() != Some("success") {
+            if closed.running || closed.outcome != Some(Outcome::Success) {
                 wrong.push(format!("complete said ok, the record is {closed:?}"));
             }
         }

@@ -9,6 +9,7 @@ mod calls;
 mod calls_v3;
 mod faulty;
 mod judge;
+mod stage;
 
 use calls::{perform, setup, Call, Stage, CALLS};
 use faulty::{Fault, FAULTS};

@@ -91,7 +91,8 @@ pub fn parse_line(line: &str) -> Option<Report> {
         token: Some(token),
         took_over: head.contains("took over an abandoned run"),
         complete_lost: detail.contains("complete failed: LeaseError::LeaseLost")
-            || detail.contains("complete failed: LeaseLost"),
+            || detail.contains("complete failed: LeaseLost")
+            || detail.contains("complete failed: lease lost"),
         detail: detail.to_string(),
         write: Some(write),
         seen: None,
@@ -121,7 +122,7 @@ mod tests {
         assert_eq!((run.at, run.token, run.took_over), (12, Some(7), true));
         assert_eq!(run.write, Some(Write::Written(7)));
         let stale = parse_line(
-            "cron tick 1970-01-01T00:00:14Z: [r-0] ran with fencing token 6: janitor report: x; result write refused: stale fencing token 6 < 7; complete failed: LeaseLost(ServiceError { status: 0 })",
+            "cron tick 1970-01-01T00:00:14Z: [r-0] ran with fencing token 6: janitor report: x; result write refused: stale fencing token 6 < 7; complete failed: lease lost: its time ran out here: the time left on the lease ran out before the call; nothing was sent",
         )
         .unwrap();
         assert_eq!(stale.write, Some(Write::Stale { presented: 6, stored: 7 }));
