@@ -132,6 +132,47 @@ macro_rules! guard_calls {
 }
 pub(super) use guard_calls;
 
+/// `write-fenced` and `read-fenced` (guard@0.2.0 and later), inside a version's
+/// `impl Guest for Component`, over value types its bindings name alike.
+macro_rules! fenced_calls {
+    ($version:ident) => {
+        fn write_fenced(
+            ticket: Ticket,
+            name: String,
+            contents: Vec<u8>,
+        ) -> Result<FencedWrite, FencedError> {
+            match $crate::component::glue::write_fenced::<$version>(&ticket, &name, &contents) {
+                Ok(written) => Ok(FencedWrite {
+                    name: written.name,
+                    fencing_token: written.fencing_token,
+                    etag: written.etag,
+                }),
+                Err(core::FencedError::Stale { presented, stored }) => {
+                    Err(FencedError::StaleFencingToken(StaleFencingToken { presented, stored }))
+                }
+                Err(core::FencedError::Failed(error)) => {
+                    Err(FencedError::Failed(<$version as Version>::error(error)))
+                }
+            }
+        }
+
+        fn read_fenced(
+            location: Location,
+            name: String,
+        ) -> Result<Option<FencedData>, <$version as Version>::Error> {
+            let (connection_string, container) = (&location.connection_string, &location.container);
+            let data = $crate::component::glue::read_fenced(connection_string, container, &name)
+                .map_err(<$version as Version>::error)?;
+            Ok(data.map(|data| FencedData {
+                contents: data.contents,
+                fencing_token: data.fencing_token,
+                etag: data.etag,
+            }))
+        }
+    };
+}
+pub(super) use fenced_calls;
+
 /// A decision that could not be made is a skip, never a run.
 pub(super) fn guarded_invoke<V: Version>(lock: Lock, options: &V::Options) -> V::Decision {
     match V::options(options).and_then(|options| shared::invoke(&lock, &options)) {

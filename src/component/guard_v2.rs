@@ -27,32 +27,7 @@ glue::version!(V2, LeaseError, Vec<Ticket>, Vec<BoardEntry>);
 impl Guest for Component {
     glue::guard_calls!(V2);
 
-    fn write_fenced(
-        ticket: Ticket,
-        name: String,
-        contents: Vec<u8>,
-    ) -> Result<FencedWrite, FencedError> {
-        match glue::write_fenced::<V2>(&ticket, &name, &contents) {
-            Ok(written) => Ok(FencedWrite {
-                name: written.name,
-                fencing_token: written.fencing_token,
-                etag: written.etag,
-            }),
-            Err(core::FencedError::Stale { presented, stored }) => {
-                Err(FencedError::StaleFencingToken(StaleFencingToken { presented, stored }))
-            }
-            Err(core::FencedError::Failed(error)) => Err(FencedError::Failed(error.into())),
-        }
-    }
-
-    fn read_fenced(location: Location, name: String) -> Result<Option<FencedData>, LeaseError> {
-        let data = glue::read_fenced(&location.connection_string, &location.container, &name)?;
-        Ok(data.map(|data| FencedData {
-            contents: data.contents,
-            fencing_token: data.fencing_token,
-            etag: data.etag,
-        }))
-    }
+    glue::fenced_calls!(V2);
 }
 
 fn wit_board(entries: Vec<core::BoardEntry>) -> Vec<BoardEntry> {

@@ -22,35 +22,7 @@ const MAX_DUE_TIMES: u32 = 1000;
 impl Guest for Component {
     glue::guard_calls!(V3);
 
-    fn write_fenced(
-        ticket: Ticket,
-        name: String,
-        contents: Vec<u8>,
-    ) -> Result<FencedWrite, FencedError> {
-        match glue::write_fenced::<V3>(&ticket, &name, &contents) {
-            Ok(written) => Ok(FencedWrite {
-                name: written.name,
-                fencing_token: written.fencing_token,
-                etag: written.etag,
-            }),
-            Err(core::FencedError::Stale { presented, stored }) => {
-                Err(FencedError::StaleFencingToken(StaleFencingToken { presented, stored }))
-            }
-            Err(core::FencedError::Failed(error)) => {
-                Err(FencedError::Failed(convert::wit_error(error)))
-            }
-        }
-    }
-
-    fn read_fenced(location: Location, name: String) -> Result<Option<FencedData>, GuardError> {
-        let data = glue::read_fenced(&location.connection_string, &location.container, &name)
-            .map_err(convert::wit_error)?;
-        Ok(data.map(|data| FencedData {
-            contents: data.contents,
-            fencing_token: data.fencing_token,
-            etag: data.etag,
-        }))
-    }
+    glue::fenced_calls!(V3);
 
     fn pause(
         lock: Lock,

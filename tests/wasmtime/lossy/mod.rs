@@ -11,7 +11,7 @@ mod calls;
 
 use calls::{perform, setup, Call, Case, Done, CALLS, CHANGED, DATA, ID, NEWER};
 use std::sync::atomic::{AtomicU32, Ordering};
-use traffic_cop::guard::RunRecord;
+use traffic_cop::guard::{Outcome, RunRecord};
 use traffic_cop::ops::SetMetadata;
 use traffic_cop::{LeaseClient, LeaseId, StdRuntime};
 use traffic_cop_testbed::azurite::{connection_string_for_port, Azurite};
@@ -123,7 +123,7 @@ fn one_case(call: Call, fault: Fault) -> Vec<String> {
         Done::KeptAlive(Ok(_)) if !holds(&direct, &allowed[0]) => {
             wrong.push("keep-alive said ok without the lease".into())
         }
-        Done::Completed(Ok(())) if now.running || now.outcome.as_deref() != Some("success") => {
+        Done::Completed(Ok(())) if now.running || now.outcome != Some(Outcome::Success) => {
             wrong.push(format!("complete said ok over {now:?}"))
         }
         Done::Completed(Err(error)) => {

@@ -1,15 +1,9 @@
-//! The whole story on one machine, no Azure account: Azurite in memory on loopback and three
-//! replicas of the Spin app's cron-triggered component. The current holder is killed in the
-//! middle of its run; the others skip until its lease expires, then one takes over. Ends with
-//! the status board. Run it with `scripts/demo`.
-//!
-//! With a Spin CLI and a trigger-cron plugin (see `traffic_cop_testbed::spin`), the replicas are
-//! real `spin up` processes and the kill is a SIGKILL ([`spin_story`]). Without them, or with
-//! `--wasmtime`, they run in this wasmtime host: the component composed with the lease
-//! component exactly as spin.toml declares, a fresh instance per tick as spin-trigger-cron
-//! does, and the kill a trap. `--spin` insists on Spin.
-
-mod spin_story;
+//! The demo's story in a wasmtime host, for a machine without Spin: Azurite in memory on
+//! loopback and three replicas of the Spin app's cron-triggered component, composed with the
+//! lease component exactly as spin.toml declares, a fresh instance per tick as
+//! spin-trigger-cron does. The holder is killed (a trap) in the middle of its run; the others
+//! skip until its lease expires, then one takes over. Ends with the status board.
+//! `scripts/demo --wasmtime` runs it; on real Spin the demo is `harness/demo`.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -30,27 +24,6 @@ const CONTAINER: &str = "demo";
 const LOCK: &str = "nightly-cleanup";
 
 fn main() {
-    let arg = std::env::args().nth(1).unwrap_or_default();
-    if !matches!(arg.as_str(), "" | "--spin" | "--wasmtime") {
-        eprintln!("usage: demo [--spin | --wasmtime]");
-        std::process::exit(2);
-    }
-    if arg != "--wasmtime" {
-        match spin_story::available() {
-            Ok(spin) => return spin_story::run(spin),
-            Err(why) if arg == "--spin" => {
-                eprintln!("demo --spin: {why}");
-                std::process::exit(1);
-            }
-            Err(why) => {
-                println!("Real Spin not available ({why}); replicas in the wasmtime host.\n")
-            }
-        }
-    }
-    wasmtime_demo();
-}
-
-fn wasmtime_demo() {
     println!("Starting Azurite (in memory, 127.0.0.1, ephemeral port)...");
     let azurite = Azurite::start();
     let mut config = wasmtime::Config::new();
@@ -164,7 +137,7 @@ fn variables(connection_string: &str, holder: &str) -> BTreeMap<String, String> 
     .collect()
 }
 
-pub(crate) fn print_board(entries: &[BoardEntry]) {
+fn print_board(entries: &[BoardEntry]) {
     println!(
         "  {:<16} {:<10} {:<10} {:>5} {:<9} {:<9} {:<8} outcome",
         "lock", "state", "holder", "token", "start", "stop", "running"
