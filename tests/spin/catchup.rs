@@ -24,6 +24,7 @@ fn after_all_replicas_were_down_one_catch_up_run_reports_the_missed_due_times() 
         manifest: manifest_copy(&dir.join("app"), "*/3 * * * * *"),
         component: None,
         lifetime: Duration::from_secs(180),
+        env: Vec::new(),
     };
     let container = format!("spincatchup{}", std::process::id());
     let mut before = story::start_nodes(&launch, &dir, &container, "before", INTERVAL, 0);

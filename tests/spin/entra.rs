@@ -44,6 +44,7 @@ fn replica(
         manifest: traffic_cop_testbed::repo_root().join("spin.toml"),
         component: Some("http-job".into()),
         lifetime: Duration::from_secs(120),
+        env: Vec::new(),
     };
     let mut variables = vec![
         ("connection_string", env.connection_string(Source::ClientSecret)),

@@ -33,6 +33,7 @@ fn run(language: &str, spin: PathBuf) -> SpinStory {
         manifest: traffic_cop_testbed::repo_root().join("guests").join(language).join("spin.toml"),
         component: None,
         lifetime: Duration::from_secs(240),
+        env: Vec::new(),
     };
     let container = format!("{language}spin{}", std::process::id());
     let mut nodes = story::start_nodes(&launch, &dir, &container, language, INTERVAL, WORK_MS);

@@ -14,6 +14,7 @@ mod otel;
 mod ports;
 mod prometheus;
 mod real_spin;
+mod registry;
 mod schedule_change;
 mod story_checks;
 mod templates;
@@ -36,6 +37,7 @@ pub fn tests() -> Vec<traffic_cop_testbed::runner::Test> {
         ports::tests(),
         story_checks::tests(),
         check_settings::tests(),
+        registry::tests(),
     ];
     tests.concat()
 }

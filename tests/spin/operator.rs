@@ -65,6 +65,7 @@ fn pause_drain_deploy_run_now_and_resume_on_real_spin() {
         manifest: manifest_copy(&dir.join("app"), "*/2 * * * * *"),
         component: None,
         lifetime: Duration::from_secs(240),
+        env: Vec::new(),
     };
     let container = format!("operator{}", std::process::id());
     let variables = [

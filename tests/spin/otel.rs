@@ -171,6 +171,7 @@ fn spin_exports_a_span_for_each_storage_request_of_a_tick() {
         manifest: manifest_copy(&dir.join("app"), "0 * * * * *"),
         component: Some("http-job".into()),
         lifetime: Duration::from_secs(120),
+        env: Vec::new(),
     };
     let variables = [
         ("connection_string", connection_string_for_port(proxy.port, EMULATOR_KEY_B64)),

@@ -19,6 +19,7 @@ fn a_replica_whose_port_was_taken_is_started_again_on_another() {
         manifest: manifest_copy(&dir.join("app"), "0 * * * * *"),
         component: Some("http-job".into()),
         lifetime: Duration::from_secs(60),
+        env: Vec::new(),
     };
     let mut replica = launch.start("taken", &dir.join("taken"), &[]);
     // Spin needs about a second to load the app before it binds: take its port first.

@@ -177,6 +177,7 @@ fn alerts_fire_and_resolve_on_a_real_prometheus_scraping_spin_replicas() {
         manifest: manifest.clone(),
         component: None,
         lifetime: Duration::from_secs(600),
+        env: Vec::new(),
     };
     let monitor = Launch {
         spin: spin_3,
@@ -184,6 +185,7 @@ fn alerts_fire_and_resolve_on_a_real_prometheus_scraping_spin_replicas() {
         manifest,
         component: Some("http-job".into()),
         lifetime: Duration::from_secs(600),
+        env: Vec::new(),
     };
     let start = |launch: &Launch, name: &str| -> SpinReplica {
         let mut replica = launch.start(name, &dir.join(name), &job_variables(&container, name));

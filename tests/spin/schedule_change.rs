@@ -23,6 +23,7 @@ fn a_new_schedules_due_time_before_the_last_start_does_not_run_on_real_spin() {
         manifest: manifest_copy(&dir.join("app"), "* * * * * *"),
         component: None,
         lifetime: Duration::from_secs(150),
+        env: Vec::new(),
     };
     let container = format!("spinschedule{}", std::process::id());
     let every_5 = [("schedule", "*/5 * * * * *".to_string())];

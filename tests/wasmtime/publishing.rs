@@ -130,8 +130,8 @@ fn spin_reads_the_registry_form_of_the_dependency() {
 
 /// scripts/wit-packages builds both versions with wkg, each with wkg.toml's metadata inside.
 /// Opt-in (`cargo test --test built -- --ignored wkg`), CI included: installing wkg costs
-/// about 10 minutes of compiling (`scripts/ecosystem-tools --wkg`), more than this check is
-/// worth on every run.
+/// 5 min 27 s of compiling (`scripts/ecosystem-tools --wkg`, measured 2026-11-26), more than
+/// this check is worth on every run.
 fn both_wit_versions_build_as_wkg_packages_with_their_metadata() {
     let root = traffic_cop_testbed::repo_root();
     let wkg = root.join("target/ecosystem-tools/bin/wkg");
@@ -169,6 +169,6 @@ pub fn tests() -> Vec<Test> {
     ];
     let wkg =
         traffic_cop_testbed::tests![both_wit_versions_build_as_wkg_packages_with_their_metadata];
-    [tests, opt_in("installing wkg takes a 10-minute compile (scripts/ecosystem-tools --wkg)", wkg)]
+    [tests, opt_in("installing wkg compiles for 5.5 minutes (scripts/ecosystem-tools --wkg)", wkg)]
         .concat()
 }

@@ -81,6 +81,7 @@ fn run(found: Found) {
         manifest: spin::manifest_copy(&dir.join("app"), SCHEDULE),
         component: None,
         lifetime: Duration::from_secs(180),
+        env: Vec::new(),
     };
     println!(
         "Azurite on 127.0.0.1:{}. {} up ({plugin}), 3 replicas, schedule \"{SCHEDULE}\", lease \

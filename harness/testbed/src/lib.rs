@@ -1,7 +1,8 @@
 //! What traffic-cop's integration tests start and stop, and how they find what they need:
 //! Azurite on loopback ([`azurite`], [`azurite_oauth`]), loopback proxies that count requests
 //! ([`proxy`]), inject faults ([`faults`]) or move the service's clock ([`clock_proxy`]), the real Spin CLI's replicas ([`spin`]), a
-//! throwaway TLS CA ([`tls`]) and a fake Entra ID endpoint ([`fake_idp`]); the built artifacts
+//! throwaway TLS CA ([`tls`]), a fake Entra ID endpoint ([`fake_idp`]) and an OCI registry
+//! ([`oci_registry`]); the built artifacts
 //! ([`built`]) and the tools a test needs ([`needs`]). Nothing here links wasmtime: the
 //! component host is `traffic-cop-wasm-host`.
 
@@ -15,6 +16,7 @@ mod fake_idp_routes;
 mod fake_idp_state;
 pub mod faults;
 pub mod needs;
+pub mod oci_registry;
 pub mod oracle;
 pub mod proxy;
 pub mod runner;

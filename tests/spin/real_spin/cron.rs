@@ -37,6 +37,7 @@ pub fn run(line: &str, spin: PathBuf, data: PathBuf, label: &str) -> CronStory {
         manifest: manifest_copy(&dir.join("app"), SCHEDULE),
         component: None,
         lifetime: Duration::from_secs(240),
+        env: Vec::new(),
     };
     let container = format!("spincron{short}x{}", std::process::id());
     let mut nodes =

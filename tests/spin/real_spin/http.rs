@@ -33,6 +33,7 @@ pub fn run(spin: std::path::PathBuf, label: &str) -> HttpStory {
         manifest: traffic_cop_testbed::repo_root().join("spin.toml"),
         component: Some("http-job".into()),
         lifetime: Duration::from_secs(240),
+        env: Vec::new(),
     };
     let container = format!("spinhttp{label}x{}", std::process::id());
     let mut nodes = story::start_nodes(&launch, &dir, &container, "web", INTERVAL, WORK_MS);

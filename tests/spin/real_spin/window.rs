@@ -51,6 +51,7 @@ pub fn kathmandu_window_with_a_takeover(spin: PathBuf, data: PathBuf) -> String 
         manifest: manifest_copy(&dir.join("app"), TRIGGER),
         component: None,
         lifetime: Duration::from_secs(330),
+        env: Vec::new(),
     };
     // The window opens at the first whole minute at least 20 s after the replicas are up
     // (Kathmandu's minutes start on UTC's: the offset is a whole number of minutes).

@@ -34,6 +34,9 @@ pub struct Launch {
     pub component: Option<String>,
     /// The group is killed after this long, whatever happens.
     pub lifetime: Duration,
+    /// More environment for `spin up` (a `HOME` and XDG directories of its own, so nothing
+    /// comes from the user's caches).
+    pub env: Vec<(String, String)>,
 }
 
 pub struct SpinReplica {
@@ -93,6 +96,7 @@ impl Launch {
         for (key, value) in variables {
             command.env(format!("SPIN_VARIABLE_{}", key.to_uppercase()), value);
         }
+        command.envs(self.env.iter().map(|(k, v)| (k, v)));
         let child = command
             .process_group(0)
             .stdin(Stdio::piped())

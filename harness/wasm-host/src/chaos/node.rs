@@ -56,6 +56,7 @@ impl Node {
             ),
             component: None,
             lifetime: config.max_length + Duration::from_secs(300),
+            env: Vec::new(),
         };
         let variables = [
             ("connection_string", connection_string_for_port(self.proxy.port, EMULATOR_KEY_B64)),

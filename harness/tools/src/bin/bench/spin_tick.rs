@@ -28,6 +28,7 @@ pub fn per_tick(azurite_port: u16) {
         manifest: repo_root().join("spin.toml"),
         component: Some("http-job".into()),
         lifetime: Duration::from_secs(180),
+        env: Vec::new(),
     };
     let variables = [
         ("connection_string", connection_string_for_port(proxy.port, EMULATOR_KEY_B64)),

@@ -1,0 +1,301 @@
+//! The lease component from an OCI registry, for real: `scripts/release` pushes it to a
+//! `distribution` registry on loopback, and the app's own spin.toml, with its dependency in the
+//! registry form (`version`, `package`, `registry`) and its build no longer compiling the lease
+//! component, goes through `spin build` and two `spin up` replicas that run a guarded job, one
+//! run per due time. Every Spin process has a HOME, config and cache of its own, so nothing
+//! comes from a cache, and the registry's access log must show each replica's pull. Spin's
+//! refusals are checked too: the registry stopped, a version that does not exist. And the form
+//! for users without a registry: `{ url, digest }`, with a digest that does not match refused.
+
+use traffic_cop_testbed::needs::require;
+use traffic_cop_testbed::runner::Test;
+
+use crate::story;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+use traffic_cop_testbed::oci_registry::{self, OciRegistry};
+use traffic_cop_testbed::spin::{self, assert_built, cron_line, find_spin, manifest_copy, Launch};
+
+const PATH_FORM: &str = r#""traffic-cop:lease" = { path = "#;
+const INTERVAL: u64 = 2;
+
+/// A HOME, wasm-pkg config and cache of their own (Spin caches registry downloads under
+/// `$XDG_CACHE_HOME/spin`); cargo and rustup keep the user's, so `spin build` compiles offline.
+struct Home {
+    dir: PathBuf,
+}
+
+impl Home {
+    fn new(dir: &Path, registry: Option<&str>) -> Home {
+        let config = dir.join("config/wasm-pkg");
+        std::fs::create_dir_all(&config).unwrap();
+        std::fs::create_dir_all(dir.join("cache")).unwrap();
+        if let Some(registry) = registry {
+            // wasm-pkg-client 0.11 (Spin 4.0.2) speaks HTTPS to every OCI registry unless told.
+            let text = format!("[registry.\"{registry}\".oci]\nprotocol = \"http\"\n");
+            std::fs::write(config.join("config.toml"), text).unwrap();
+        }
+        Home { dir: dir.to_path_buf() }
+    }
+
+    fn env(&self) -> Vec<(String, String)> {
+        let real_home = std::env::var("HOME").unwrap_or_default();
+        let keep = |name: &str, default: String| std::env::var(name).unwrap_or(default);
+        vec![
+            ("HOME".into(), self.dir.display().to_string()),
+            ("XDG_CONFIG_HOME".into(), self.dir.join("config").display().to_string()),
+            ("XDG_CACHE_HOME".into(), self.dir.join("cache").display().to_string()),
+            ("CARGO_HOME".into(), keep("CARGO_HOME", format!("{real_home}/.cargo"))),
+            ("RUSTUP_HOME".into(), keep("RUSTUP_HOME", format!("{real_home}/.rustup"))),
+        ]
+    }
+
+    /// The components Spin downloaded into this HOME's cache (`spin/registry/wasm/sha256:…`).
+    fn cached(&self) -> Vec<String> {
+        let wasm = self.dir.join("cache/spin/registry/wasm");
+        let mut names: Vec<String> = std::fs::read_dir(wasm)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+}
+
+/// The app's spin.toml with the lease component taken as `dependency` says, and a build that
+/// compiles only the app's own components.
+fn manifest(dir: &Path, dependency: &str) -> PathBuf {
+    let path = manifest_copy(dir, &spin::every(INTERVAL));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let apps = traffic_cop_testbed::repo_root().join("apps/Cargo.toml");
+    let build = format!(
+        "command = \"cargo build --target wasm32-wasip2 --release --manifest-path {}\"",
+        apps.display()
+    );
+    let (mut dependencies, mut builds) = (0, 0);
+    let lines: Vec<String> = text
+        .lines()
+        .map(|line| {
+            if line.starts_with(PATH_FORM) {
+                dependencies += 1;
+                format!("\"traffic-cop:lease\" = {dependency}")
+            } else if line.starts_with("command = \"cargo build") {
+                builds += 1;
+                build.clone()
+            } else {
+                line.to_string()
+            }
+        })
+        .collect();
+    assert_eq!((dependencies, builds), (2, 2), "spin.toml changed shape: update this test");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
+fn release(registry: &OciRegistry) -> String {
+    let out = Command::new(traffic_cop_testbed::repo_root().join("scripts/release"))
+        .args(["v0.3.0", "--registry", &registry.name(), "--no-build"])
+        .output()
+        .expect("scripts/release runs");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    text
+}
+
+/// The layer's digest `scripts/release` printed.
+fn layer_digest(released: &str) -> String {
+    let line = released.lines().find(|l| l.starts_with("component ")).expect("component line");
+    line.rsplit(", ").next().unwrap().to_string()
+}
+
+/// `spin up` for an app that must fail to load: what it printed.
+fn refused(spin: &Path, data: &Path, manifest: &Path, home: &Home) -> String {
+    let out = Command::new(spin)
+        .args(["up", "-f"])
+        .arg(manifest)
+        .args(["--listen", &format!("127.0.0.1:{}", spin::free_port())])
+        .env("SPIN_DATA_DIR", data)
+        .envs(home.env())
+        .stdin(Stdio::null())
+        .output()
+        .expect("spin up runs");
+    assert!(!out.status.success(), "spin up loaded an app it could not have");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn a_spin_app_takes_the_component_from_a_registry_and_runs_a_guarded_job() {
+    let spin = require("real spin (registry)", find_spin());
+    let data = require("real spin (registry, cron 0.5.0)", cron_line("0.5.0"));
+    let program = require("an OCI registry", oci_registry::find());
+    assert_built();
+    let dir = story::story_dir("registry");
+    let mut registry = OciRegistry::start(&program, &dir.join("registry"));
+    let released = release(&registry);
+    let digest = layer_digest(&released);
+    let home = Home::new(&dir.join("home"), Some(&registry.name()));
+    let dependency = format!(
+        "{{ version = \"^0.3.0\", package = \"traffic-cop:lease-azure\", registry = \"{}\" }}",
+        registry.name()
+    );
+    let manifest = manifest(&dir.join("app"), &dependency);
+    assert!(home.cached().is_empty(), "nothing may come from a cache: {:?}", home.cached());
+
+    let build = Command::new(&spin)
+        .args(["build", "-f"])
+        .arg(&manifest)
+        .env("SPIN_DATA_DIR", &data)
+        .envs(home.env())
+        .stdin(Stdio::null())
+        .output()
+        .expect("spin build runs");
+    let said = String::from_utf8_lossy(&build.stderr);
+    assert!(build.status.success(), "spin build: {said}");
+    // `spin build` loads the app, and so already fetches the component into this HOME's cache.
+    assert_eq!(home.cached(), std::slice::from_ref(&digest), "spin build fetched it");
+
+    let launch = Launch {
+        spin: spin.clone(),
+        data_dir: Some(data.clone()),
+        manifest: manifest.clone(),
+        component: None,
+        lifetime: Duration::from_secs(120),
+        env: home.env(),
+    };
+    let container = format!("spinregistry{}", std::process::id());
+    let schedule = [("schedule", spin::every(INTERVAL)), ("work_ms", "500".to_string())];
+    let nodes = story::start_nodes_with(&launch, &dir, &container, "pulled", 2, &schedule);
+    let runs = |ticks: &[story::Tick]| ticks.iter().filter(|t| t.token.is_some()).count();
+    let ticks = story::wait_for_ticks(&nodes, Duration::from_secs(30), |t| runs(t) >= 3);
+    let all = story::dump(&ticks);
+    assert!(runs(&ticks) >= 3, "no guarded runs with the component from the registry:\n{all}");
+    let mut tokens: Vec<(u64, u64)> =
+        ticks.iter().filter_map(|t| t.token.map(|token| (t.at, token))).collect();
+    tokens.sort();
+    assert!(tokens.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 < w[1].1), "{all}");
+    drop(nodes);
+
+    // The pull, as the registry saw it: `spin build` and each replica listed the tags and
+    // fetched the manifest (a range is resolved every time an app loads); the component itself
+    // was fetched once, by the build, and read from the cache after it.
+    let log = registry.access_log();
+    let fetched = |what: &str| log.lines().filter(|l| l.contains(what)).count();
+    assert!(fetched("GET /v2/traffic-cop/lease-azure/tags/list") >= 3, "{log}");
+    assert!(fetched("GET /v2/traffic-cop/lease-azure/manifests/0.3.0") >= 3, "{log}");
+    assert!(fetched(&format!("GET /v2/traffic-cop/lease-azure/blobs/{digest}")) >= 1, "{log}");
+
+    // Spin's refusals. A version no release has:
+    let missing = manifest_at(&dir, "missing", &dependency.replace("^0.3.0", "^0.9.0"));
+    let fresh = Home::new(&dir.join("home-missing"), Some(&registry.name()));
+    let said = refused(&spin, &data, &missing, &fresh);
+    assert!(
+        said.contains("No matching version found for traffic-cop:lease-azure ^0.9.0"),
+        "{said}"
+    );
+    // The registry stopped:
+    registry.stop();
+    let fresh = Home::new(&dir.join("home-stopped"), Some(&registry.name()));
+    let said = refused(&spin, &data, &manifest, &fresh);
+    assert!(said.contains("registry error"), "{said}");
+    assert!(said.contains("Connection refused"), "{said}");
+    println!("registry round trip on real Spin: {} runs, component {digest}", runs(&ticks));
+}
+
+fn manifest_at(dir: &Path, name: &str, dependency: &str) -> PathBuf {
+    manifest(&dir.join(name), dependency)
+}
+
+/// A static file server on loopback for the `{ url, digest }` form (Python's http.server).
+struct FileServer {
+    port: u16,
+    child: std::process::Child,
+}
+
+impl FileServer {
+    fn start(directory: &Path) -> FileServer {
+        let port = spin::free_port();
+        let child = Command::new("python3")
+            .args(["-m", "http.server", "--bind", "127.0.0.1", &port.to_string(), "--directory"])
+            .arg(directory)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("python3 http.server starts");
+        let server = FileServer { port, child };
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(std::time::Instant::now() < deadline, "http.server did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        server
+    }
+}
+
+impl Drop for FileServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn a_spin_app_takes_the_component_by_url_and_digest_and_refuses_another_digest() {
+    let spin = require("real spin (url dependency)", find_spin());
+    let data = require("real spin (url dependency, cron 0.5.0)", cron_line("0.5.0"));
+    assert_built();
+    let dir = story::story_dir("url-dependency");
+    let built = traffic_cop_testbed::repo_root().join("target/wasm32-wasip2/release");
+    let bytes = std::fs::read(built.join("traffic_cop.wasm")).unwrap();
+    let digest = format!("sha256:{}", sha256_hex(&bytes));
+    let server = FileServer::start(&built);
+    let url = format!("http://127.0.0.1:{}/traffic_cop.wasm", server.port);
+    let home = Home::new(&dir.join("home"), None);
+    let manifest =
+        manifest(&dir.join("app"), &format!("{{ url = \"{url}\", digest = \"{digest}\" }}"));
+    let launch = Launch {
+        spin: spin.clone(),
+        data_dir: Some(data.clone()),
+        manifest,
+        component: Some("http-job".into()),
+        lifetime: Duration::from_secs(60),
+        env: home.env(),
+    };
+    let container = format!("spinurl{}", std::process::id());
+    let variables = [
+        ("connection_string", traffic_cop_testbed::azurite::Azurite::shared().connection_string()),
+        (
+            "storage_endpoint",
+            format!("http://127.0.0.1:{}", traffic_cop_testbed::azurite::Azurite::shared().port),
+        ),
+        ("container", container),
+        ("holder", "by-url".to_string()),
+    ];
+    let mut replica = launch.start("by-url", &dir.join("by-url"), &variables);
+    replica.wait_ready(Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}"));
+    // The board goes through the lease component: it was loaded from the URL.
+    let (status, body) =
+        spin::http(replica.port, "GET", "/status", Duration::from_secs(20)).unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(home.cached(), std::slice::from_ref(&digest));
+    drop(replica);
+
+    let wrong = format!("sha256:{}", "0".repeat(64));
+    let other = manifest_at(&dir, "wrong", &format!("{{ url = \"{url}\", digest = \"{wrong}\" }}"));
+    let said = refused(&spin, &data, &other, &Home::new(&dir.join("home-wrong"), None));
+    assert!(said.contains("invalid content digest"), "{said}");
+    println!("url dependency on real Spin: {url} ({digest})");
+}
+
+/// The digest Spin compares, computed here with the tests' own crate (sha2).
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+pub fn tests() -> Vec<Test> {
+    traffic_cop_testbed::tests![
+        a_spin_app_takes_the_component_from_a_registry_and_runs_a_guarded_job,
+        a_spin_app_takes_the_component_by_url_and_digest_and_refuses_another_digest,
+    ]
+}
