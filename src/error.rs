@@ -66,7 +66,7 @@ pub enum Error {
     /// was sent.
     BadOption(FieldError),
     /// Others kept changing what this call reads between each look and write, and it gave up:
-    /// this code's decision, not the service's word (each refusal it saw was a 412).
+    /// this code's decision, not the service's word.
     Contended(Contention),
     /// The service answered with success but without what the protocol promises (a missing
     /// `Date` header, an unreadable fencing token, a listing that repeats itself): refused rather

@@ -51,6 +51,22 @@ fn root() -> PathBuf {
     traffic_cop_testbed::repo_root()
 }
 
+/// `spin <args>` in `dir`, with a Spin data dir of its own into which this repository's
+/// templates were just installed (`spin templates install --dir`).
+fn templates_installed(spin: &Path, dir: &Path) -> impl Fn(&[&str]) -> Command {
+    let (spin, dir, spin_data) = (spin.to_path_buf(), dir.to_path_buf(), dir.join("spin-data"));
+    let spin_cmd = move |args: &[&str]| {
+        let mut command = Command::new(&spin);
+        command.args(args).env("SPIN_DATA_DIR", &spin_data).current_dir(&dir);
+        command
+    };
+    let root_dir = root().display().to_string();
+    let installed =
+        run(&mut spin_cmd(&["templates", "install", "--dir", &root_dir]), Duration::from_secs(60));
+    assert!(installed.ok(), "spin templates install {}", installed.said());
+    spin_cmd
+}
+
 fn templates_install_generate_build_and_run_under_their_cron_lines() {
     let spin = require("spin templates", find_spin());
     let mut lines = Vec::new();
@@ -62,16 +78,7 @@ fn templates_install_generate_build_and_run_under_their_cron_lines() {
     let lease = traffic_cop_wasm_host::component::wasm_path();
     assert!(lease.is_file(), "build the lease component first (scripts/test does)");
     let dir = scratch("templates");
-    let spin_data = dir.join("spin-data");
-    let spin_cmd = |args: &[&str]| {
-        let mut command = Command::new(&spin);
-        command.args(args).env("SPIN_DATA_DIR", &spin_data).current_dir(&dir);
-        command
-    };
-    let root_dir = root().display().to_string();
-    let installed =
-        run(&mut spin_cmd(&["templates", "install", "--dir", &root_dir]), Duration::from_secs(60));
-    assert!(installed.ok(), "spin templates install {}", installed.said());
+    let spin_cmd = templates_installed(&spin, &dir);
     let listed = run(&mut spin_cmd(&["templates", "list"]), Duration::from_secs(60));
     for template in &TEMPLATES {
         assert!(
@@ -132,6 +139,18 @@ fn build(template: &Template, project: &Path) -> PathBuf {
     // newer than the lock rebuilt all of it (the macros alone are about 250 MB).
     std::fs::copy(root().join("apps/Cargo.lock"), project.join("Cargo.lock"))
         .expect("apps/Cargo.lock copied into the project");
+    // Every run generates the project anew under the same package name, and cargo took an
+    // earlier run's build of it as fresh after the vendored WIT had changed (the component it
+    // built then no longer linked): the project's own artifacts go first, not its dependencies.
+    let package = template.name;
+    let cleaned = run(
+        Command::new("cargo")
+            .args(["clean", "--release", "--target", "wasm32-wasip2", "-p", package])
+            .env("CARGO_TARGET_DIR", &target)
+            .current_dir(project),
+        Duration::from_secs(120),
+    );
+    assert!(cleaned.ok(), "cargo clean -p {package} {}", cleaned.said());
     let built = run(
         Command::new("cargo")
             .args(["build", "--release", "--target", "wasm32-wasip2"])
@@ -276,16 +295,7 @@ fn run_replicas(
 fn the_trigger_polls_at_the_schedules_seconds_and_the_schedule_is_written_once() {
     let spin = require("spin templates", find_spin());
     let dir = scratch("templates-poll");
-    let spin_data = dir.join("spin-data");
-    let spin_cmd = |args: &[&str]| {
-        let mut command = Command::new(&spin);
-        command.args(args).env("SPIN_DATA_DIR", &spin_data).current_dir(&dir);
-        command
-    };
-    let root_dir = root().display().to_string();
-    let installed =
-        run(&mut spin_cmd(&["templates", "install", "--dir", &root_dir]), Duration::from_secs(60));
-    assert!(installed.ok(), "spin templates install {}", installed.said());
+    let spin_cmd = templates_installed(&spin, &dir);
     for template in &TEMPLATES {
         let project = dir.join(template.name);
         let generated = run(
