@@ -67,7 +67,7 @@ impl Home {
 
 /// The app's spin.toml with the lease component taken as `dependency` says, and a build that
 /// compiles only the app's own components.
-fn manifest(dir: &Path, dependency: &str) -> PathBuf {
+fn app_manifest(dir: &Path, dependency: &str) -> PathBuf {
     let path = manifest_copy(dir, &spin::every(INTERVAL));
     let text = std::fs::read_to_string(&path).unwrap();
     let apps = traffic_cop_testbed::repo_root().join("apps/Cargo.toml");
@@ -140,7 +140,7 @@ fn a_spin_app_takes_the_component_from_a_registry_and_runs_a_guarded_job() {
         "{{ version = \"^0.3.0\", package = \"traffic-cop:lease-azure\", registry = \"{}\" }}",
         registry.name()
     );
-    let manifest = manifest(&dir.join("app"), &dependency);
+    let manifest = app_manifest(&dir.join("app"), &dependency);
     assert!(home.cached().is_empty(), "nothing may come from a cache: {:?}", home.cached());
 
     let build = Command::new(&spin)
@@ -187,7 +187,7 @@ fn a_spin_app_takes_the_component_from_a_registry_and_runs_a_guarded_job() {
     assert!(fetched(&format!("GET /v2/traffic-cop/lease-azure/blobs/{digest}")) >= 1, "{log}");
 
     // Spin's refusals. A version no release has:
-    let missing = manifest_at(&dir, "missing", &dependency.replace("^0.3.0", "^0.9.0"));
+    let missing = app_manifest(&dir.join("missing"), &dependency.replace("^0.3.0", "^0.9.0"));
     let fresh = Home::new(&dir.join("home-missing"), Some(&registry.name()));
     let said = refused(&spin, &data, &missing, &fresh);
     assert!(
@@ -201,10 +201,6 @@ fn a_spin_app_takes_the_component_from_a_registry_and_runs_a_guarded_job() {
     assert!(said.contains("registry error"), "{said}");
     assert!(said.contains("Connection refused"), "{said}");
     println!("registry round trip on real Spin: {} runs, component {digest}", runs(&ticks));
-}
-
-fn manifest_at(dir: &Path, name: &str, dependency: &str) -> PathBuf {
-    manifest(&dir.join(name), dependency)
 }
 
 /// A static file server on loopback for the `{ url, digest }` form (Python's http.server).
@@ -252,7 +248,7 @@ fn a_spin_app_takes_the_component_by_url_and_digest_and_refuses_another_digest()
     let url = format!("http://127.0.0.1:{}/traffic_cop.wasm", server.port);
     let home = Home::new(&dir.join("home"), None);
     let manifest =
-        manifest(&dir.join("app"), &format!("{{ url = \"{url}\", digest = \"{digest}\" }}"));
+        app_manifest(&dir.join("app"), &format!("{{ url = \"{url}\", digest = \"{digest}\" }}"));
     let launch = Launch {
         spin: spin.clone(),
         data_dir: Some(data.clone()),
@@ -281,7 +277,8 @@ fn a_spin_app_takes_the_component_by_url_and_digest_and_refuses_another_digest()
     drop(replica);
 
     let wrong = format!("sha256:{}", "0".repeat(64));
-    let other = manifest_at(&dir, "wrong", &format!("{{ url = \"{url}\", digest = \"{wrong}\" }}"));
+    let other =
+        app_manifest(&dir.join("wrong"), &format!("{{ url = \"{url}\", digest = \"{wrong}\" }}"));
     let said = refused(&spin, &data, &other, &Home::new(&dir.join("home-wrong"), None));
     assert!(said.contains("invalid content digest"), "{said}");
     println!("url dependency on real Spin: {url} ({digest})");
