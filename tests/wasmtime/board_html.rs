@@ -64,7 +64,9 @@ fn screenshot_pixels(html: &str, dir: &std::path::Path, name: &str, rgb: [u8; 3]
         std::process::Command::new(chromium)
             .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"])
             .arg("--window-size=1200,400")
-            .arg(format!("--user-data-dir={}", dir.join("chromium-profile").display()))
+            // A profile per screenshot: two tests shooting at once on one profile made the
+            // second Chromium exit with 21 (profile in use), seen in a CI run.
+            .arg(format!("--user-data-dir={}", dir.join(format!("chromium-{name}")).display()))
             .arg(format!("--screenshot={}", shot.display()))
             .arg(format!("file://{}", page.display())),
         std::time::Duration::from_secs(60),
