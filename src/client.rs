@@ -4,13 +4,17 @@
 
 use crate::config::{Credential, Lock};
 use crate::error::{Error, LeaseLoss, RanOut, RanOutWhen, ServiceError};
+use crate::identity::AccessToken;
 use crate::identity::TokenCache;
 use crate::ops::{
     prepare, Acquire, Break, BreakPeriod, Change, CreateBlob, CreateContainer, Inspect,
     LeaseDuration, LeaseGrant, LeaseId, LockStatus, Op, Release, Renew,
 };
 use crate::retry::{retry_after, should_retry, was_ambiguous, RetryPolicy};
-use crate::transport::{Deadline, Request, Response, Runtime, Timeouts, Transport};
+use crate::transport::{
+    run_blocking, AsyncTransport, Blocking, Deadline, Request, Response, Runtime, Timeouts,
+    Transport,
+};
 use std::time::{Duration, SystemTime};
 
 mod bearer;
@@ -176,43 +180,109 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
         by: Option<Deadline>,
     ) -> Result<O::Output, Error> {
         let mut signatures = Vec::new();
-        let result = self.exchange(lock, &|lock| op.request(lock), by, &mut signatures).and_then(
-            |(response, ambiguous, sent_at)| {
-                let result = if ambiguous {
-                    op.interpret_after_ambiguous(&response)
-                } else {
-                    op.interpret(&response)
+        let answer = match self.access_token_by(&lock.account, by) {
+            Ok(bearer) => {
+                let mut link = Blocking { transport: &mut self.transport, runtime: &self.runtime };
+                let attempts = Attempts {
+                    runtime: &self.runtime,
+                    retry: self.retry,
+                    timeouts: self.timeouts,
+                    round_trips: &mut self.round_trips,
+                    bearer: bearer.as_ref(),
+                    signatures: &mut signatures,
                 };
-                result.map_err(|e| e.with_clock_skew(sent_at, crate::ops::server_time(&response)))
-            },
-        );
-        let bearer = matches!(lock.account.credential, Credential::Bearer(_));
-        result.map_err(|error| {
-            let error = if bearer { error.for_bearer() } else { error };
-            let error = error.for_endpoint(&lock.account.scheme, &lock.account.authority);
-            redact(error, lock, &signatures)
-        })
+                run_blocking(attempts.run(&mut link, lock, &|lock| op.request(lock), by))
+            }
+            Err(error) => Err(error),
+        };
+        interpret(op, lock, answer, &signatures)
     }
 
-    /// The attempts of one call: the answer, whether an earlier attempt's outcome was unknown,
-    /// and when the answered attempt was sent. Not generic over the verb, so the component
-    /// carries one copy of this loop instead of one per verb.
-    fn exchange(
+    /// [`execute_by`](Self::execute_by) whose sends and waits are `link`'s futures, so the
+    /// instance's other tasks (the job's own work) go on while it waits. A bearer token is
+    /// still fetched (rarely: it is cached) through the blocking transport.
+    pub async fn execute_by_async<O: Op, A: AsyncTransport>(
         &mut self,
+        link: &mut A,
+        lock: &Lock,
+        op: &O,
+        by: Option<Deadline>,
+    ) -> Result<O::Output, Error> {
+        let mut signatures = Vec::new();
+        let answer = match self.access_token_by(&lock.account, by) {
+            Ok(bearer) => {
+                let attempts = Attempts {
+                    runtime: &self.runtime,
+                    retry: self.retry,
+                    timeouts: self.timeouts,
+                    round_trips: &mut self.round_trips,
+                    bearer: bearer.as_ref(),
+                    signatures: &mut signatures,
+                };
+                attempts.run(link, lock, &|lock| op.request(lock), by).await
+            }
+            Err(error) => Err(error),
+        };
+        interpret(op, lock, answer, &signatures)
+    }
+}
+
+/// The verb's reading of a call's answer, and every error told for its endpoint and scrubbed of
+/// what was sent to authorize it.
+fn interpret<O: Op>(
+    op: &O,
+    lock: &Lock,
+    answer: Result<(Response, bool, SystemTime), Error>,
+    signatures: &[String],
+) -> Result<O::Output, Error> {
+    let result = answer.and_then(|(response, ambiguous, sent_at)| {
+        let result = if ambiguous {
+            op.interpret_after_ambiguous(&response)
+        } else {
+            op.interpret(&response)
+        };
+        result.map_err(|e| e.with_clock_skew(sent_at, crate::ops::server_time(&response)))
+    });
+    let bearer = matches!(lock.account.credential, Credential::Bearer(_));
+    result.map_err(|error| {
+        let error = if bearer { error.for_bearer() } else { error };
+        let error = error.for_endpoint(&lock.account.scheme, &lock.account.authority);
+        redact(error, lock, signatures)
+    })
+}
+
+/// What the attempts of one call share, lent by the client.
+struct Attempts<'a, R> {
+    runtime: &'a R,
+    retry: RetryPolicy,
+    timeouts: Timeouts,
+    round_trips: &'a mut u64,
+    bearer: Option<&'a AccessToken>,
+    /// Every signature sent, to scrub from errors.
+    signatures: &'a mut Vec<String>,
+}
+
+impl<R: Runtime> Attempts<'_, R> {
+    /// The attempts of one call: the answer, whether an earlier attempt's outcome was unknown,
+    /// and when the answered attempt was sent. Written once, async: the blocking calls run it
+    /// over [`Blocking`], whose futures are ready at once. Not generic over the verb, so the
+    /// component carries one copy of this loop per transport instead of one per verb.
+    async fn run<A: AsyncTransport>(
+        self,
+        link: &mut A,
         lock: &Lock,
         request: &dyn Fn(&Lock) -> Request,
         by: Option<Deadline>,
-        signatures: &mut Vec<String>,
     ) -> Result<(Response, bool, SystemTime), Error> {
-        let bearer = self.access_token_by(&lock.account, by)?;
-        signatures.extend(bearer.iter().map(|t| t.token.clone()));
+        let runtime = self.runtime;
+        self.signatures.extend(self.bearer.iter().map(|t| t.token.clone()));
         // One id for every attempt of this call, so the service's logs tie retries together.
-        let client_request_id = LeaseId::random(&self.runtime);
+        let client_request_id = LeaseId::random(runtime);
         let mut ambiguous = false;
         let mut attempt = 1;
         let (outcome, sent_at) = loop {
-            let sent_at = self.runtime.now();
-            let timeouts = match by.map(|by| by.left(&self.runtime)) {
+            let sent_at = runtime.now();
+            let timeouts = match by.map(|by| by.left(runtime)) {
                 None => self.timeouts,
                 Some(Some(left)) => self.timeouts.within(left),
                 Some(None) => return Err(lease_time_ran_out(attempt > 1)),
@@ -222,28 +292,28 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
                 .headers_mut()
                 .insert("x-ms-client-request-id", crate::ops::header(client_request_id.as_str()));
             let (mut request, signature) = prepare(request, lock, sent_at);
-            signatures.extend(signature);
-            if let Some(token) = &bearer {
+            self.signatures.extend(signature);
+            if let Some(token) = self.bearer {
                 request.headers_mut().insert(http::header::AUTHORIZATION, bearer_header(token));
             }
-            let outcome = self.transport.send(request, timeouts);
-            self.round_trips += 1;
+            let outcome = link.send(request, timeouts).await;
+            *self.round_trips += 1;
             if attempt >= self.retry.max_attempts || !should_retry(&outcome) {
                 break (outcome, sent_at);
             }
-            let wait = self.retry.delay(attempt, &self.runtime);
-            let wait = match retry_after(&outcome, self.runtime.now()) {
+            let wait = self.retry.delay(attempt, runtime);
+            let wait = match retry_after(&outcome, runtime.now()) {
                 // The service named its own wait; one longer than we would ever wait ends the
                 // call with its answer rather than holding a timer tick hostage.
                 Some(asked) if asked > MAX_RETRY_AFTER => break (outcome, sent_at),
                 Some(asked) => wait.max(asked),
                 None => wait,
             };
-            if by.is_some_and(|by| by.left(&self.runtime).is_none_or(|left| wait >= left)) {
+            if by.is_some_and(|by| by.left(runtime).is_none_or(|left| wait >= left)) {
                 break (outcome, sent_at);
             }
             ambiguous |= was_ambiguous(&outcome);
-            self.runtime.sleep(wait);
+            link.sleep(wait).await;
             attempt += 1;
         };
         match outcome {

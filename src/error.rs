@@ -112,6 +112,8 @@ pub enum RanOutWhen {
     GrantedTooLate,
     /// While a claim granted other items: those runs were not handed out.
     DuringClaim,
+    /// While `hold` renewed it: renewals kept failing until only its margin was left.
+    WhileHolding,
 }
 
 /// A call that gave up because others kept moving what it reads.

@@ -28,6 +28,7 @@
 //! | [`civil`] | the one calendar: civil dates and instants, ISO 8601 for people |
 //! | `component` | (wasm only) the WIT export glue, the only file that sees generated bindings |
 //! | `wasi_http` | (wasm only) [`Transport`] over `wasi:http/outgoing-handler` |
+//! | `wasi_http_async` | (the async component only) [`AsyncTransport`](transport::AsyncTransport) over WASI 0.3's `wasi:http/client` |
 
 pub mod civil;
 pub mod client;
@@ -49,6 +50,8 @@ pub mod zone;
 mod component;
 #[cfg(any(target_arch = "wasm32", test))]
 mod wasi_http;
+#[cfg(all(target_arch = "wasm32", feature = "async"))]
+mod wasi_http_async;
 
 pub use client::LeaseClient;
 pub use config::{Account, Credential, Lock};

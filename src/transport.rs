@@ -2,6 +2,7 @@
 //! drawing randomness. The protocol code takes both as parameters and never does I/O itself.
 
 use std::fmt;
+use std::future::Future;
 use std::time::{Duration, SystemTime};
 
 /// A request body is always small (lease calls are empty), so bodies are plain bytes.
@@ -46,6 +47,53 @@ pub trait Transport {
 impl<T: Transport + ?Sized> Transport for &mut T {
     fn send(&mut self, request: Request, timeouts: Timeouts) -> Result<Response, TransportError> {
         (**self).send(request, timeouts)
+    }
+}
+
+/// The seam of the calls that must not block their instance (guard@0.4.0's renewal in the
+/// background): sending and waiting as futures. The clock and randomness stay a [`Runtime`]:
+/// reading them never waits.
+pub trait AsyncTransport {
+    fn send(
+        &mut self,
+        request: Request,
+        timeouts: Timeouts,
+    ) -> impl Future<Output = Result<Response, TransportError>>;
+    /// Waits without holding up the instance's other tasks.
+    fn sleep(&mut self, duration: Duration) -> impl Future<Output = ()>;
+}
+
+/// A [`Transport`] and a [`Runtime`] seen as an [`AsyncTransport`] whose futures are ready at
+/// once: so one attempt loop, written async, also serves every blocking call.
+pub(crate) struct Blocking<'a, T, R> {
+    pub transport: &'a mut T,
+    pub runtime: &'a R,
+}
+
+impl<T: Transport, R: Runtime> AsyncTransport for Blocking<'_, T, R> {
+    fn send(
+        &mut self,
+        request: Request,
+        timeouts: Timeouts,
+    ) -> impl Future<Output = Result<Response, TransportError>> {
+        std::future::ready(self.transport.send(request, timeouts))
+    }
+
+    fn sleep(&mut self, duration: Duration) -> impl Future<Output = ()> {
+        self.runtime.sleep(duration);
+        std::future::ready(())
+    }
+}
+
+/// Runs a future whose every await is [`Blocking`]'s: ready when first polled, so the loop
+/// ends at its first turn.
+pub(crate) fn run_blocking<F: Future>(future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    loop {
+        if let std::task::Poll::Ready(output) = future.as_mut().poll(&mut context) {
+            return output;
+        }
     }
 }
 
@@ -155,6 +203,16 @@ impl Deadline {
     /// `within` from now.
     pub fn after(runtime: &dyn Runtime, within: Duration) -> Deadline {
         Deadline(runtime.monotonic().saturating_add(within))
+    }
+
+    /// The moment `at` on the runtime's monotonic clock.
+    pub fn at(at: Duration) -> Deadline {
+        Deadline(at)
+    }
+
+    /// This moment on the monotonic clock.
+    pub fn instant(self) -> Duration {
+        self.0
     }
 
     /// The time left, `None` once it has passed.

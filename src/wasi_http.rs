@@ -12,6 +12,64 @@ use wasi::http::types::{
 };
 use wasi::io::streams::StreamError;
 
+/// A host's `wasi:http` error code as a [`TransportError`]: one table for WASI 0.2's and WASI
+/// 0.3's code (two generated types with the same cases).
+macro_rules! error_kind {
+    ($code:ident, $error:expr) => {{
+        let error = $error;
+        let kind = match &error {
+            $code::DnsTimeout
+            | $code::DnsError(_)
+            | $code::DestinationNotFound
+            | $code::DestinationUnavailable
+            | $code::DestinationIpProhibited
+            | $code::DestinationIpUnroutable
+            | $code::ConnectionRefused
+            | $code::TlsProtocolError
+            | $code::TlsCertificateError
+            | $code::TlsAlertReceived(_) => TransportErrorKind::Connect,
+            $code::ConnectionTimeout
+            | $code::ConnectionReadTimeout
+            | $code::ConnectionWriteTimeout
+            | $code::HttpResponseTimeout => TransportErrorKind::Timeout,
+            // wasmtime reports a connection closed before any answer as a protocol error: the
+            // request may have been acted on, so it is an interrupted exchange (found by the
+            // fault-injecting proxy's reset and lost-answer cases).
+            $code::ConnectionTerminated
+            | $code::ConnectionLimitReached
+            | $code::HttpResponseIncomplete
+            | $code::HttpProtocolError => TransportErrorKind::Interrupted,
+            $code::HttpRequestDenied => TransportErrorKind::Denied,
+            // Spin reports an outbound host outside `allowed_outbound_hosts` this way.
+            $code::InternalError(Some(text)) if text.contains("not permitted") => {
+                TransportErrorKind::Denied
+            }
+            _ => TransportErrorKind::Other,
+        };
+        // The host's error names a condition, never our headers.
+        TransportError::new(kind, format!("{error:?}"))
+    }};
+}
+// Used by the async transport, which only the async component has.
+#[cfg_attr(not(feature = "async"), allow(unused_imports))]
+pub(crate) use error_kind;
+
+/// A request's method as a WASI version's `method` type (the same cases in both).
+macro_rules! wasi_method {
+    ($method:ident, $of:expr) => {
+        match *$of {
+            http::Method::GET => $method::Get,
+            http::Method::HEAD => $method::Head,
+            http::Method::PUT => $method::Put,
+            http::Method::DELETE => $method::Delete,
+            ref other_method => $method::Other(other_method.to_string()),
+        }
+    };
+}
+// Used by the async transport, which only the async component has.
+#[cfg_attr(not(feature = "async"), allow(unused_imports))]
+pub(crate) use wasi_method;
+
 /// The largest answer we buffer. Bodies are error XML (well under 1 KiB) or one List Blobs page
 /// of `LIST_PAGE_SIZE` (200) blobs: about 200 KiB for typical locks and 3.4 MiB for 200 of the
 /// largest a lock can be (see `ops::LIST_PAGE_SIZE`); a page `claim` widens is sized to half
@@ -86,34 +144,43 @@ fn await_response(
 }
 
 fn outgoing_request(request: &Request) -> Result<OutgoingRequest, TransportError> {
-    let entries: Vec<(String, Vec<u8>)> = request
-        .headers()
-        .iter()
-        .map(|(name, value)| (name.as_str().to_string(), value.as_bytes().to_vec()))
-        .collect();
+    let line = RequestLine::of(request);
     let headers =
-        Fields::from_list(&entries).map_err(|_| other("host refused a request header"))?;
+        Fields::from_list(&line.headers).map_err(|_| other("host refused a request header"))?;
     let outgoing = OutgoingRequest::new(headers);
-    let method = match *request.method() {
-        http::Method::GET => Method::Get,
-        http::Method::HEAD => Method::Head,
-        http::Method::PUT => Method::Put,
-        http::Method::DELETE => Method::Delete,
-        ref other_method => Method::Other(other_method.to_string()),
-    };
-    let uri = request.uri();
-    let scheme = match uri.scheme_str() {
-        Some("http") => Scheme::Http,
-        _ => Scheme::Https,
-    };
-    let path = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
+    let scheme = if line.https { Scheme::Https } else { Scheme::Http };
     outgoing
-        .set_method(&method)
+        .set_method(&wasi_method!(Method, request.method()))
         .and(outgoing.set_scheme(Some(&scheme)))
-        .and(outgoing.set_authority(uri.authority().map(|a| a.as_str())))
-        .and(outgoing.set_path_with_query(Some(path)))
+        .and(outgoing.set_authority(line.authority))
+        .and(outgoing.set_path_with_query(Some(line.path)))
         .map_err(|_| other("host refused the request line"))?;
     Ok(outgoing)
+}
+
+/// A request's parts as both WASI versions' `wasi:http` take them.
+pub(crate) struct RequestLine<'a> {
+    pub headers: Vec<(String, Vec<u8>)>,
+    pub https: bool,
+    pub authority: Option<&'a str>,
+    pub path: &'a str,
+}
+
+impl RequestLine<'_> {
+    pub(crate) fn of(request: &Request) -> RequestLine<'_> {
+        let headers = request
+            .headers()
+            .iter()
+            .map(|(name, value)| (name.as_str().to_string(), value.as_bytes().to_vec()))
+            .collect();
+        let uri = request.uri();
+        RequestLine {
+            headers,
+            https: uri.scheme_str() != Some("http"),
+            authority: uri.authority().map(|a| a.as_str()),
+            path: uri.path_and_query().map(|p| p.as_str()).unwrap_or("/"),
+        }
+    }
 }
 
 /// Writes as fast as the host takes it, never past `deadline`.
@@ -231,39 +298,9 @@ fn read_body(
 }
 
 fn classify(error: ErrorCode) -> TransportError {
-    let kind = match &error {
-        ErrorCode::DnsTimeout
-        | ErrorCode::DnsError(_)
-        | ErrorCode::DestinationNotFound
-        | ErrorCode::DestinationUnavailable
-        | ErrorCode::DestinationIpProhibited
-        | ErrorCode::DestinationIpUnroutable
-        | ErrorCode::ConnectionRefused
-        | ErrorCode::TlsProtocolError
-        | ErrorCode::TlsCertificateError
-        | ErrorCode::TlsAlertReceived(_) => TransportErrorKind::Connect,
-        ErrorCode::ConnectionTimeout
-        | ErrorCode::ConnectionReadTimeout
-        | ErrorCode::ConnectionWriteTimeout
-        | ErrorCode::HttpResponseTimeout => TransportErrorKind::Timeout,
-        // wasmtime reports a connection closed before any answer as a protocol error: the
-        // request may have been acted on, so it is an interrupted exchange (found by the
-        // fault-injecting proxy's reset and lost-answer cases).
-        ErrorCode::ConnectionTerminated
-        | ErrorCode::ConnectionLimitReached
-        | ErrorCode::HttpResponseIncomplete
-        | ErrorCode::HttpProtocolError => TransportErrorKind::Interrupted,
-        ErrorCode::HttpRequestDenied => TransportErrorKind::Denied,
-        // Spin reports an outbound host outside `allowed_outbound_hosts` this way.
-        ErrorCode::InternalError(Some(text)) if text.contains("not permitted") => {
-            TransportErrorKind::Denied
-        }
-        _ => TransportErrorKind::Other,
-    };
-    // The host's error names a condition, never our headers.
-    TransportError::new(kind, format!("{error:?}"))
+    error_kind!(ErrorCode, error)
 }
 
-fn other(detail: &str) -> TransportError {
+pub(crate) fn other(detail: &str) -> TransportError {
     TransportError::new(TransportErrorKind::Other, detail)
 }

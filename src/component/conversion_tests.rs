@@ -90,6 +90,7 @@ fn guard_0_3_reports_each_local_decision_in_a_case_of_its_own() {
         (RanOutWhen::BetweenAttempts, wit::RanOutWhen::BetweenAttempts),
         (RanOutWhen::GrantedTooLate, wit::RanOutWhen::GrantedTooLate),
         (RanOutWhen::DuringClaim, wit::RanOutWhen::DuringClaim),
+        (RanOutWhen::WhileHolding, wit::RanOutWhen::WhileHolding),
     ] {
         same(
             V3::error(ran_out(when)),

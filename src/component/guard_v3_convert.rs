@@ -28,6 +28,7 @@ pub(super) fn wit_error(error: Error) -> wit::GuardError {
                 RanOutWhen::BetweenAttempts => wit::RanOutWhen::BetweenAttempts,
                 RanOutWhen::GrantedTooLate => wit::RanOutWhen::GrantedTooLate,
                 RanOutWhen::DuringClaim => wit::RanOutWhen::DuringClaim,
+                RanOutWhen::WhileHolding => wit::RanOutWhen::WhileHolding,
             },
             message: r.message,
         }),
@@ -138,16 +139,20 @@ pub(super) fn wit_ticket(ticket: core::Ticket, lock: Lock) -> wit::Ticket {
         previous_abandoned: ticket.previous_abandoned,
         replaced: ticket.replaced,
         manual_by: ticket.manual_by.clone(),
-        past_due: wit::PastDue {
-            due_at_ms: past_due.due_at_ms,
-            late_by_ms: past_due.late_by_ms,
-            previous_due_at_ms: past_due.previous_due_ms,
-            previous_start_ms: past_due.previous_start_ms,
-            missed: past_due.missed,
-        },
+        past_due: wit_past_due(past_due),
         options: wit_options(&ticket.options),
         grant_etag,
         grant_record,
+    }
+}
+
+pub(super) fn wit_past_due(past_due: &core::PastDue) -> wit::PastDue {
+    wit::PastDue {
+        due_at_ms: past_due.due_at_ms,
+        late_by_ms: past_due.late_by_ms,
+        previous_due_at_ms: past_due.previous_due_ms,
+        previous_start_ms: past_due.previous_start_ms,
+        missed: past_due.missed,
     }
 }
 

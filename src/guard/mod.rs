@@ -19,9 +19,10 @@
 //! | `options` | [`GuardOptions`], validated when built |
 //! | `check` | settings judged before a deployment runs them: one look, nothing written |
 //! | `decide` | the pure decision |
+//! | `describe` | skips and runs in one line each, for people |
 //! | `record`, `record_keys`, `record_text` | the run record; its metadata keys (the codec); how it writes text |
 //! | `invoke`, `grant`, `unheard` | `guarded_invoke`: look, acquire, record; waiting for a held lock; a grant whose answer was lost |
-//! | `keep_alive`, `complete` | a granted run's calls |
+//! | `keep_alive`, `complete`, `hold` | a granted run's calls; `hold` renews in the background (guard@0.4.0) |
 //! | `claim`, `claim_state`, `pages`, `board` | many items: claims and the board over a listing |
 //! | `fenced` | writes that refuse an older run's token |
 //! | `operator`, `operator_drain` | pause, resume and run-now, written under the running run's lease id; the run in progress and the drain |
@@ -32,9 +33,11 @@ mod claim;
 mod claim_state;
 mod complete;
 mod decide;
+mod describe;
 mod fenced;
 mod grant;
 mod history;
+mod hold;
 mod invoke;
 mod keep_alive;
 mod operator;
@@ -54,11 +57,13 @@ pub use check::{
 pub use claim::{claim, Claim};
 pub use complete::complete;
 pub use decide::{decide, Contend, Verdict};
+pub use describe::{describe_run, describe_skip, duration};
 pub use fenced::{
     read_fenced, write_fenced, FencedData, FencedError, FencedWrite, FENCING_TOKEN_METADATA,
     MAX_FENCED_BYTES,
 };
 pub use history::{PastOutcome, PastRun, Totals, HISTORY_BYTES, HISTORY_LEN};
+pub use hold::{hold, keep_alive_held, Held, HoldPlan};
 pub use invoke::guarded_invoke;
 pub use keep_alive::keep_alive;
 pub use operator::{pause, resume, run_now, OperatorAnswer};

@@ -22,6 +22,7 @@ mod fenced_races;
 mod fuzz;
 mod guard;
 mod guest_freshness;
+mod hold;
 mod interleave;
 mod listing;
 mod operator;

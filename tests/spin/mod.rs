@@ -9,6 +9,7 @@ mod check_settings;
 mod decisions;
 mod entra;
 mod guests;
+mod hold;
 mod operator;
 mod otel;
 mod ports;
@@ -25,6 +26,7 @@ pub fn tests() -> Vec<traffic_cop_testbed::runner::Test> {
     // rather than finish alone at the end.
     let tests = [
         real_spin::tests(),
+        hold::tests(),
         prometheus::tests(),
         schedule_change::tests(),
         chaos::tests(),

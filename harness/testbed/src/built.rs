@@ -47,6 +47,20 @@ pub fn lease_component() -> PathBuf {
     wasm
 }
 
+/// The async lease component (guard@0.4.0, WASI 0.3: async/Cargo.toml) and the job that tests
+/// its `hold` on Spin 4 (harness/hold-job), checked against their sources.
+pub fn async_components() -> (PathBuf, PathBuf) {
+    let root = crate::repo_root();
+    let lease = app_wasm("traffic_cop_async");
+    assert_fresh(&lease, &[root.join("src"), root.join("wit"), root.join("async/Cargo.toml")]);
+    let job = app_wasm("hold_job");
+    assert_fresh(
+        &job,
+        &[root.join("harness/hold-job/src"), root.join("harness/hold-job/wit"), root.join("wit")],
+    );
+    (lease, job)
+}
+
 /// Fails when the components `spin up` would load are missing or older than their sources.
 pub fn assert_app_built() {
     lease_component();

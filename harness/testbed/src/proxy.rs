@@ -5,13 +5,18 @@
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Request heads as they passed, with when (since the proxy started).
+type Heads = Arc<Mutex<Vec<(Duration, String)>>>;
 
 pub struct CountingProxy {
     pub port: u16,
     requests: Arc<AtomicU64>,
     /// Answers by status code, 100..=599.
     statuses: Arc<Vec<AtomicU64>>,
+    heads: Heads,
     stop: Arc<AtomicBool>,
 }
 
@@ -22,7 +27,10 @@ impl CountingProxy {
         let requests = Arc::new(AtomicU64::new(0));
         let statuses: Arc<Vec<AtomicU64>> = Arc::new((0..600).map(|_| AtomicU64::new(0)).collect());
         let stop = Arc::new(AtomicBool::new(false));
+        let heads = Heads::default();
+        let started = Instant::now();
         let (count, by_status, stopped) = (requests.clone(), statuses.clone(), stop.clone());
+        let all_heads = heads.clone();
         std::thread::spawn(move || {
             for client in listener.incoming() {
                 if stopped.load(Ordering::SeqCst) {
@@ -35,11 +43,19 @@ impl CountingProxy {
                 let (count, by_status) = (count.clone(), by_status.clone());
                 let (client_read, server_write) =
                     (client.try_clone().unwrap(), server.try_clone().unwrap());
-                std::thread::spawn(move || pipe(client_read, server_write, Tally::Requests(count)));
+                let heads = (all_heads.clone(), started);
+                std::thread::spawn(move || {
+                    pipe(client_read, server_write, Tally::Requests(count, heads))
+                });
                 std::thread::spawn(move || pipe(server, client, Tally::Statuses(by_status)));
             }
         });
-        CountingProxy { port, requests, statuses, stop }
+        CountingProxy { port, requests, statuses, heads, stop }
+    }
+
+    /// Every request head so far (request line and headers), with when it passed.
+    pub fn heads(&self) -> Vec<(Duration, String)> {
+        self.heads.lock().unwrap().clone()
     }
 
     pub fn requests(&self) -> u64 {
@@ -61,7 +77,7 @@ impl Drop for CountingProxy {
 }
 
 enum Tally {
-    Requests(Arc<AtomicU64>),
+    Requests(Arc<AtomicU64>, (Heads, Instant)),
     Statuses(Arc<Vec<AtomicU64>>),
 }
 
@@ -73,6 +89,9 @@ fn pipe(mut from: TcpStream, mut to: TcpStream, tally: Tally) {
     const ANSWER: &[u8] = b"HTTP/1.1 ";
     let mut buf = [0u8; 16 * 1024];
     let mut carry: Vec<u8> = Vec::new();
+    // The request stream as heads and bodies: a head ends at a blank line, its body is
+    // `content-length` bytes long.
+    let mut stream: Vec<u8> = Vec::new();
     loop {
         let n = match from.read(&mut buf) {
             Ok(0) | Err(_) => break,
@@ -81,7 +100,9 @@ fn pipe(mut from: TcpStream, mut to: TcpStream, tally: Tally) {
         carry.extend_from_slice(&buf[..n]);
         // Matches are counted once they are whole; what might be the start of one is kept.
         let keep = match &tally {
-            Tally::Requests(count) => {
+            Tally::Requests(count, (heads, started)) => {
+                stream.extend_from_slice(&buf[..n]);
+                record_heads(&mut stream, heads, *started);
                 let found = carry.windows(REQUEST.len()).filter(|w| *w == REQUEST).count();
                 count.fetch_add(found as u64, Ordering::SeqCst);
                 REQUEST.len() - 1
@@ -104,4 +125,21 @@ fn pipe(mut from: TcpStream, mut to: TcpStream, tally: Tally) {
     }
     let _ = to.shutdown(Shutdown::Write);
     let _ = from.shutdown(Shutdown::Read);
+}
+
+fn record_heads(stream: &mut Vec<u8>, heads: &Heads, started: Instant) {
+    while let Some(end) = stream.windows(4).position(|w| w == b"\r\n\r\n") {
+        let head = String::from_utf8_lossy(&stream[..end]).to_string();
+        let body = head
+            .lines()
+            .filter_map(|line| line.split_once(':'))
+            .find(|(name, _)| name.trim().eq_ignore_ascii_case("content-length"))
+            .and_then(|(_, value)| value.trim().parse::<usize>().ok())
+            .unwrap_or(0);
+        if stream.len() < end + 4 + body {
+            return;
+        }
+        heads.lock().unwrap().push((started.elapsed(), head));
+        stream.drain(..end + 4 + body);
+    }
 }

@@ -1,0 +1,108 @@
+//! Skip reasons and granted runs in one line each, for every consumer to print (guard@0.4.0
+//! hands them out, so the app, the templates and the guests stop rewriting the same match).
+//! Times are shown on the wall clock of the job's schedule zone (UTC for grids and unscheduled
+//! jobs).
+
+use super::{GuardOptions, Outcome, SkipReason, Ticket};
+use crate::civil;
+use crate::schedule::Schedule;
+
+/// Why a tick skipped; without options (they could not be read), times in UTC.
+pub fn describe_skip(reason: &SkipReason, options: Option<&GuardOptions>) -> String {
+    let at = |ms: u64| shown(ms, options);
+    match reason {
+        SkipReason::HeldByOther { holder, since_ms, waited_ms } => {
+            let by = match (holder, since_ms) {
+                (Some(by), Some(since)) => format!("held by {by}, running since {}", at(*since)),
+                (Some(by), None) => format!("held by {by}"),
+                // The lease is taken and no run is recorded under it yet (a grant in flight,
+                // or a run closing): nobody can be named.
+                (None, _) => "held by another replica whose run is not recorded yet".into(),
+            };
+            // A look takes milliseconds; only a `wait-ms` wait is worth saying.
+            match waited_ms {
+                0..1000 => by,
+                waited => format!("{by} (waited {})", duration(*waited)),
+            }
+        }
+        SkipReason::AlreadyRan { due_at_ms, started_ms, holder, running, outcome, next_due_ms } => {
+            let by = holder.as_deref().unwrap_or("a holder the record does not name");
+            let state = match (running, outcome) {
+                (true, _) => "still running".to_string(),
+                (false, Some(Outcome::Success)) => "succeeded".to_string(),
+                (false, Some(Outcome::Failure(why))) => format!("failed: {why}"),
+                (false, None) => "ended".to_string(),
+            };
+            let next = next_due_ms.map(|next| format!("; next due {}", at(next))).unwrap_or_default();
+            format!(
+                "already ran for the due time {}: the run {by} started at {} ({state}){next}",
+                at(*due_at_ms),
+                at(*started_ms)
+            )
+        }
+        SkipReason::TooLate { late_by_ms, next_due_ms, .. } => format!(
+            "too late: {} after the due time, past the starting deadline; next due {}",
+            duration(*late_by_ms),
+            at(*next_due_ms)
+        ),
+        SkipReason::NotDue { next_due_ms: Some(next) } => format!("not due yet: next due {}", at(*next)),
+        SkipReason::NotDue { next_due_ms: None } => "not due yet: no due time ahead".into(),
+        SkipReason::Paused(paused) => {
+            format!("paused by {} since {}: {}", paused.by, at(paused.since_ms), paused.reason)
+        }
+        SkipReason::ScheduleConflict { recorded, ours } => format!(
+            "schedule conflict: the lock runs on {recorded}, which is kept; this replica's is {ours}"
+        ),
+        SkipReason::Error(error) => format!("could not decide: {error}"),
+    }
+}
+
+/// A granted run: its due time, how late, what it catches up for, its token.
+pub fn describe_run(ticket: &Ticket) -> String {
+    let options = &ticket.options;
+    let due = &ticket.past_due;
+    let mut line = match &ticket.manual_by {
+        Some(by) => format!("manual run asked by {by}"),
+        None => format!("run for the due time {}", shown(due.due_at_ms, Some(options))),
+    };
+    if due.late_by_ms > 0 {
+        line += &format!(", {} late", duration(due.late_by_ms));
+    }
+    if due.missed > 0 {
+        line += &format!(", catching up for {} missed due times", due.missed);
+    }
+    if ticket.previous_abandoned {
+        line += ", the previous run was abandoned";
+    }
+    if let Some(replaced) = ticket.replaced {
+        line += &format!(", replacing the stuck run with token {replaced}");
+    }
+    line + &format!(", fencing token {}", ticket.fencing_token)
+}
+
+fn shown(at_ms: u64, options: Option<&GuardOptions>) -> String {
+    match options.map(GuardOptions::schedule) {
+        Some(Schedule::Cron(cron)) => {
+            civil::iso8601(at_ms, cron.zone().offset_at((at_ms / 1000) as i64))
+        }
+        _ => civil::iso8601(at_ms, 0),
+    }
+}
+
+/// A length of time as people say it: `4.2 s`, `90 s`, `12 min`, `3 h 5 min`, `2 d 4 h`.
+pub fn duration(ms: u64) -> String {
+    let s = ms / 1000;
+    match s {
+        0 => format!("{:.1} s", ms as f64 / 1000.0),
+        1..=119 => format!("{s} s"),
+        120..=7199 => format!("{} min", s / 60),
+        7200..=172_799 => match s / 60 % 60 {
+            0 => format!("{} h", s / 3600),
+            m => format!("{} h {m} min", s / 3600),
+        },
+        _ => match s / 3600 % 24 {
+            0 => format!("{} d", s / 86_400),
+            h => format!("{} d {h} h", s / 86_400),
+        },
+    }
+}
