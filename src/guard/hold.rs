@@ -202,7 +202,9 @@ pub async fn hold<T: Transport, R: Runtime, A: AsyncTransport>(
 fn ran_out(plan: &HoldPlan, failures: &[Error]) -> Error {
     let last = match failures.last() {
         Some(error) => format!("{} failed, the last: {error}", failures.len()),
-        None => "none answered in time".to_string(),
+        // The renewal's time came and went without this instance running: frozen, starved
+        // by a job that does not yield, or suspended.
+        None => "no renewal could be sent in time: this instance did not run".to_string(),
     };
     let message = format!(
         "the lease could not be renewed ({last}); stopped {} s before it could expire, with \

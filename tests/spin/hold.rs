@@ -3,7 +3,9 @@
 //! `hold`, with a 15 s lease, against the async lease component. Judged through the counting
 //! proxy in front of Azurite: every renewal names the run's lease id, no two lease requests of
 //! the run are a lease period apart, nobody acquires while it runs, and the release comes last;
-//! and from the replicas' logs: one run, every other tick skipped as held.
+//! and from the replicas' logs: one run, every other tick skipped as held. Then the holder is
+//! frozen (SIGSTOP) until another replica has taken over, and continued: it is told to stop,
+//! sends nothing more under its lease, and its fenced write is refused.
 
 use traffic_cop_testbed::needs::require;
 use traffic_cop_testbed::runner::Test;
@@ -11,12 +13,14 @@ use traffic_cop_testbed::runner::Test;
 use crate::run::{scratch, Background};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use traffic_cop_testbed::azurite::Azurite;
+use traffic_cop_testbed::azurite::{connection_string_for_port, Azurite};
 use traffic_cop_testbed::proxy::CountingProxy;
 use traffic_cop_testbed::spin::{cron_line, find_spin};
+use traffic_cop_testbed::EMULATOR_KEY_B64;
 
 /// How long the job's one operation takes: six lease periods.
 const SLOW: Duration = Duration::from_secs(90);
@@ -97,60 +101,105 @@ fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
         .map(|(_, value)| value.trim())
 }
 
-fn a_job_awaiting_one_slow_operation_keeps_its_lease_the_whole_time() {
-    let spin = require("real spin (hold)", find_spin());
-    let data = require("real spin (hold, cron 0.5.0)", cron_line("0.5.0"));
-    let (lease, job) = traffic_cop_testbed::built::async_components();
-    let azurite = Azurite::start();
-    let proxy = CountingProxy::start(azurite.port);
-    let slow = SlowServer::start();
-    let dir = scratch("hold");
-    let storage = traffic_cop_testbed::azurite::connection_string_for_port(
-        proxy.port,
-        traffic_cop_testbed::EMULATOR_KEY_B64,
-    );
-    std::fs::write(dir.join("spin.toml"), manifest(&job, &lease, storage, slow.port)).unwrap();
-    let started = Instant::now();
-    let replicas: Vec<(Background, std::path::PathBuf)> = (0..3)
-        .map(|i| {
-            let replica = dir.join(format!("replica-{i}"));
-            std::fs::create_dir_all(&replica).unwrap();
-            let (manifest, logs) = (dir.join("spin.toml"), replica.join("logs"));
-            let args =
-                ["up", "-f", manifest.to_str().unwrap(), "--log-dir", logs.to_str().unwrap()];
-            let env = [("SPIN_DATA_DIR".to_string(), data.display().to_string())];
-            let life = SLOW + Duration::from_secs(60);
-            (Background::start(&spin, &args, &env, &replica.join("spin.out"), life), replica)
-        })
-        .collect();
-    let logs = || -> Vec<String> {
-        replicas
+/// Three replicas of the hold job against Azurite behind the counting proxy.
+struct Fleet {
+    replicas: Vec<(Background, PathBuf)>,
+    proxy: CountingProxy,
+    azurite: Azurite,
+    slow: SlowServer,
+    dir: PathBuf,
+    started: Instant,
+}
+
+impl Fleet {
+    fn start(name: &str) -> Fleet {
+        let spin = require("real spin (hold)", find_spin());
+        let data = require("real spin (hold, cron 0.5.0)", cron_line("0.5.0"));
+        let (lease, job) = traffic_cop_testbed::built::async_components();
+        let azurite = Azurite::start();
+        let proxy = CountingProxy::start(azurite.port);
+        let slow = SlowServer::start();
+        let dir = scratch(name);
+        let storage = connection_string_for_port(proxy.port, EMULATOR_KEY_B64);
+        std::fs::write(dir.join("spin.toml"), manifest(&job, &lease, storage, slow.port)).unwrap();
+        let started = Instant::now();
+        let replicas = (0..3)
+            .map(|i| {
+                let replica = dir.join(format!("replica-{i}"));
+                std::fs::create_dir_all(&replica).unwrap();
+                let (manifest, logs) = (dir.join("spin.toml"), replica.join("logs"));
+                let args =
+                    ["up", "-f", manifest.to_str().unwrap(), "--log-dir", logs.to_str().unwrap()];
+                let env = [("SPIN_DATA_DIR".to_string(), data.display().to_string())];
+                let life = SLOW + Duration::from_secs(60);
+                (Background::start(&spin, &args, &env, &replica.join("spin.out"), life), replica)
+            })
+            .collect();
+        Fleet { replicas, proxy, azurite, slow, dir, started }
+    }
+
+    /// Each replica's job stdout.
+    fn logs(&self) -> Vec<String> {
+        self.replicas
             .iter()
             .map(|(_, dir)| {
                 std::fs::read_to_string(dir.join("logs/hold-job_stdout.txt")).unwrap_or_default()
             })
             .collect()
-    };
-    let deadline = started + SLOW + Duration::from_secs(45);
-    while Instant::now() < deadline && !logs().concat().contains(": completed: ") {
-        std::thread::sleep(Duration::from_millis(500));
     }
-    let seen = logs();
-    let heads = proxy.heads();
-    let outputs: Vec<String> = replicas
-        .iter()
-        .map(|(_, dir)| std::fs::read_to_string(dir.join("spin.out")).unwrap_or_default())
-        .collect();
-    drop(replicas);
-    drop(slow);
-    azurite.stop();
-    let all = format!("{seen:#?}\nspin said: {outputs:#?}");
-    let lines: Vec<&str> = seen.iter().flat_map(|l| l.lines()).collect();
+
+    /// Waits up to `within` (from the start) until `done` holds for the logs; the logs then.
+    fn wait(&self, within: Duration, done: impl Fn(&[String]) -> bool) -> Vec<String> {
+        while self.started.elapsed() < within && !done(&self.logs()) {
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        self.logs()
+    }
+
+    /// The logs, what Spin said, and every lease request storage saw; everything stopped.
+    fn stop(self) -> (Vec<String>, String, Vec<LeaseCall>) {
+        let logs = self.logs();
+        let heads = self.proxy.heads();
+        let outputs: Vec<String> = self
+            .replicas
+            .iter()
+            .map(|(_, dir)| std::fs::read_to_string(dir.join("spin.out")).unwrap_or_default())
+            .collect();
+        drop(self.replicas);
+        drop(self.slow);
+        self.azurite.stop();
+        let _ = std::fs::remove_dir_all(&self.dir);
+        let calls = heads
+            .iter()
+            .filter_map(|(at, head)| {
+                let action = header(head, "x-ms-lease-action")?.to_string();
+                Some((*at, action, header(head, "x-ms-lease-id").map(str::to_string)))
+            })
+            .collect();
+        let all = format!("{logs:#?}\nspin said: {outputs:#?}");
+        (logs, all, calls)
+    }
+}
+
+/// A lease request storage saw: when, its action, the lease id it named.
+type LeaseCall = (Duration, String, Option<String>);
+
+fn lines(logs: &[String]) -> Vec<&str> {
+    logs.iter().flat_map(|l| l.lines()).collect()
+}
+
+fn a_job_awaiting_one_slow_operation_keeps_its_lease_the_whole_time() {
+    let fleet = Fleet::start("hold");
+    let started = fleet.started;
+    fleet.wait(SLOW + Duration::from_secs(45), |logs| logs.concat().contains(": completed: "));
+    let (seen, all, lease_calls) = fleet.stop();
+    let lines = lines(&seen);
     let runs: Vec<&&str> = lines.iter().filter(|l| l.contains(": run: ")).collect();
     assert!(
         lines.iter().any(|l| l.contains(": work done: Ok(200)")),
         "the work never ended: {all}"
     );
+    assert!(lines.iter().any(|l| l.contains(": fenced write: Ok(")), "{all}");
     assert!(lines.iter().any(|l| l.contains(": completed: Ok(())")), "{all}");
     assert!(!lines.iter().any(|l| l.contains("hold ended first")), "{all}");
     // Any run after the first starts once it completed; before that, every tick was held.
@@ -162,49 +211,89 @@ fn a_job_awaiting_one_slow_operation_keeps_its_lease_the_whole_time() {
     assert!(skips >= 20, "fewer held skips than ticks during the run ({skips}): {all}");
 
     // What storage saw. The run's lease id is the one its renewals name.
-    let lease_calls: Vec<(Duration, &str, Option<&str>)> = heads
-        .iter()
-        .filter_map(|(at, head)| {
-            let action = header(head, "x-ms-lease-action")?;
-            Some((*at, action, header(head, "x-ms-lease-id")))
-        })
-        .collect();
     let said = format!("lease requests: {lease_calls:#?}\n{all}");
-    let first_renewal = lease_calls.iter().find(|(_, action, _)| *action == "renew");
-    let id = first_renewal.and_then(|(_, _, id)| *id).unwrap_or_else(|| panic!("{said}"));
+    let first_renewal = lease_calls.iter().find(|(_, action, _)| action == "renew");
+    let id = first_renewal.and_then(|(_, _, id)| id.clone()).unwrap_or_else(|| panic!("{said}"));
+    let named = |call: &LeaseCall| call.2.as_deref() == Some(id.as_str());
     let release = lease_calls
         .iter()
-        .position(|(_, action, named)| *action == "release" && *named == Some(id))
+        .position(|call| call.1 == "release" && named(call))
         .unwrap_or_else(|| panic!("the run's lease was never released: {said}"));
-    let renewals: Vec<&(Duration, &str, Option<&str>)> =
-        lease_calls[..release].iter().filter(|(_, action, _)| *action == "renew").collect();
-    assert!(renewals.iter().all(|(_, _, named)| *named == Some(id)), "{said}");
+    let renewals = lease_calls[..release].iter().filter(|call| call.1 == "renew").count();
+    assert!(lease_calls[..release].iter().filter(|c| c.1 == "renew").all(named), "{said}");
     let grant = lease_calls[..release]
         .iter()
-        .rposition(|(_, action, _)| *action == "acquire")
+        .rposition(|call| call.1 == "acquire")
         .unwrap_or_else(|| panic!("{said}"));
     let run = &lease_calls[grant..=release];
-    assert!(run.iter().skip(1).all(|(_, action, _)| *action != "acquire"), "a takeover: {said}");
+    assert!(run.iter().skip(1).all(|call| call.1 != "acquire"), "a takeover: {said}");
     let gaps: Vec<Duration> = run.windows(2).map(|pair| pair[1].0 - pair[0].0).collect();
     let longest = gaps.iter().max().copied().unwrap_or_default();
     assert!(longest < LEASE, "{longest:?} between two lease requests of the run: {said}");
     let held = run.last().unwrap().0 - run[0].0;
     assert!(held >= SLOW, "the run held its lease {held:?}: {said}");
     assert!(
-        !lease_calls[release..]
-            .iter()
-            .any(|(_, action, named)| *action == "renew" && *named == Some(id)),
+        !lease_calls[release..].iter().any(|call| call.1 == "renew" && named(call)),
         "renewed after the release: {said}"
     );
     println!(
-        "hold on real Spin: one {SLOW:?} operation, {} renewals, the longest gap {longest:?} \
-         (lease {LEASE:?}), {skips} held skips by the other ticks, {:?} in all",
-        renewals.len(),
+        "hold on real Spin: one {SLOW:?} operation, {renewals} renewals, the longest gap \
+         {longest:?} (lease {LEASE:?}), {skips} held skips by the other ticks, {:?} in all",
         started.elapsed()
     );
-    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The holder frozen (SIGSTOP) mid-run until another replica has taken the lease over, then
+/// continued: its `hold` says the lease ran out at once, with nothing more sent under it, and
+/// its fenced write is refused.
+fn a_holder_frozen_past_its_lease_is_told_to_stop_and_its_fenced_write_is_refused() {
+    let fleet = Fleet::start("hold-stop");
+    let run_by = |logs: &[String]| logs.iter().position(|l| l.contains(": run: "));
+    let logs = fleet.wait(Duration::from_secs(40), |logs| run_by(logs).is_some());
+    let holder = run_by(&logs).unwrap_or_else(|| panic!("no run: {logs:#?}"));
+    // A renewal or two first, then frozen.
+    std::thread::sleep(Duration::from_secs(7));
+    fleet.replicas[holder].0.pause();
+    let frozen_at = fleet.started.elapsed();
+    let taken = |logs: &[String]| {
+        logs.iter().enumerate().any(|(i, l)| i != holder && l.contains(": run: "))
+    };
+    let seen = fleet.wait(frozen_at + Duration::from_secs(40), taken);
+    let took_over = taken(&seen);
+    fleet.replicas[holder].0.resume();
+    let told = |logs: &[String]| logs[holder].contains(": fenced write: ");
+    if took_over {
+        fleet.wait(fleet.started.elapsed() + Duration::from_secs(15), told);
+    }
+    let (seen, all, lease_calls) = fleet.stop();
+    assert!(took_over, "no replica took the lease over while the holder was frozen: {all}");
+    let stopped = &seen[holder];
+    let ended = stopped.lines().find(|l| l.contains(": hold ended first, the work stopped: "));
+    let ended = ended.unwrap_or_else(|| panic!("the frozen holder was never told: {all}"));
+    assert!(ended.contains("LeaseRanOut") && ended.contains("WhileHolding"), "{ended}\n{all}");
+    let fenced = stopped.lines().find(|l| l.contains(": fenced write: ")).unwrap();
+    assert!(
+        fenced.contains("Err(FencedError::StaleFencingToken"),
+        "its fenced write went through: {fenced}\n{all}"
+    );
+    // Storage never heard from the frozen run's lease after the takeover's grant.
+    let said = format!("lease requests: {lease_calls:#?}\n{all}");
+    let takeover = lease_calls
+        .iter()
+        .rposition(|call| call.1 == "acquire")
+        .unwrap_or_else(|| panic!("{said}"));
+    let first_id = lease_calls.iter().find(|c| c.1 == "renew").and_then(|c| c.2.clone());
+    assert!(first_id.is_some(), "the holder renewed before it was frozen: {said}");
+    assert!(
+        !lease_calls[takeover..].iter().any(|c| c.1 == "renew" && c.2 == first_id),
+        "the frozen run renewed after the takeover: {said}"
+    );
+    println!("hold on real Spin: frozen holder told {ended:?}; {fenced:?}");
 }
 
 pub fn tests() -> Vec<Test> {
-    traffic_cop_testbed::tests![a_job_awaiting_one_slow_operation_keeps_its_lease_the_whole_time]
+    traffic_cop_testbed::tests![
+        a_job_awaiting_one_slow_operation_keeps_its_lease_the_whole_time,
+        a_holder_frozen_past_its_lease_is_told_to_stop_and_its_fenced_write_is_refused,
+    ]
 }

@@ -123,6 +123,15 @@ impl Background {
         let watch = child.stdin.take();
         Background { child, watch }
     }
+
+    /// Freezes the group (SIGSTOP), as [`traffic_cop_testbed::spin::SpinReplica::pause`] does.
+    pub fn pause(&self) {
+        traffic_cop_testbed::spin::pause_group(self.child.id());
+    }
+
+    pub fn resume(&self) {
+        traffic_cop_testbed::spin::resume_group(self.child.id());
+    }
 }
 
 impl Drop for Background {

@@ -1,6 +1,6 @@
 //! On each cron event: `guarded-invoke` with a 15 s lease and no schedule (any tick runs once
 //! the lease is free); a granted run awaits `hold` beside one slow GET of `SLOW_URL`, whichever
-//! ends first, then completes. Every step is one stdout line the test reads.
+//! ends first, then writes a fenced blob and completes. Every step is one stdout line the test reads.
 
 wit_bindgen::generate!({ world: "hold-job", path: "wit", generate_all });
 
@@ -58,6 +58,9 @@ impl Guest for Job {
                 Outcome::Success
             }
         };
+        // After a lost lease this must be refused: a newer run was granted.
+        let fenced = ticket.write_fenced("hold-job-result", format!("tick {tick}").as_bytes());
+        println!("[{holder}] tick {tick}: fenced write: {fenced:?}");
         let completed = ticket.complete(&outcome);
         println!("[{holder}] tick {tick}: completed: {completed:?}");
         Ok(())

@@ -13,7 +13,7 @@ mod http;
 mod replica;
 
 pub use http::{http, http_with};
-pub use replica::{kill_group, Launch, SpinReplica, WRAPPER};
+pub use replica::{kill_group, pause_group, resume_group, Launch, SpinReplica, WRAPPER};
 
 use std::path::{Path, PathBuf};
 

@@ -215,24 +215,14 @@ impl SpinReplica {
     /// group still dies with the test process and at the end of its lifetime while stopped
     /// (SIGKILL ends stopped processes too).
     pub fn pause(&mut self) {
-        let group = self.child.id();
-        let _ = Command::new("kill").args(["-STOP", "--", &format!("-{group}")]).status();
-        for pid in group_members(group) {
-            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-            if matches!(comm.trim(), "sh" | "cat" | "sleep") {
-                let _ = Command::new("kill").args(["-CONT", &pid.to_string()]).status();
-            }
-        }
+        pause_group(self.child.id());
         self.paused = true;
     }
 
     /// SIGCONT to the whole group: the frozen replica carries on where it stopped, unaware
     /// that time passed.
     pub fn resume(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-CONT", "--", &format!("-{}", self.child.id())])
-            .stderr(Stdio::null())
-            .status();
+        resume_group(self.child.id());
         self.paused = false;
     }
 
@@ -288,6 +278,26 @@ impl Drop for SpinReplica {
 }
 
 /// The pids whose process group is `group` (from /proc: `stat`'s fifth field).
+/// SIGSTOP to every process of the group `group` (see [`SpinReplica::pause`]); the wrapper's own
+/// watchers (`sh`, `cat`, `sleep`) are continued at once.
+pub fn pause_group(group: u32) {
+    let _ = Command::new("kill").args(["-STOP", "--", &format!("-{group}")]).status();
+    for pid in group_members(group) {
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        if matches!(comm.trim(), "sh" | "cat" | "sleep") {
+            let _ = Command::new("kill").args(["-CONT", &pid.to_string()]).status();
+        }
+    }
+}
+
+/// SIGCONT to the whole group `group`.
+pub fn resume_group(group: u32) {
+    let _ = Command::new("kill")
+        .args(["-CONT", "--", &format!("-{group}")])
+        .stderr(Stdio::null())
+        .status();
+}
+
 fn group_members(group: u32) -> Vec<u32> {
     let mut members = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
