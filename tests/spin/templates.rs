@@ -47,6 +47,18 @@ const TEMPLATES: [Template; 2] = [
     },
 ];
 
+impl Template {
+    /// The lease component its spin.toml names: the WASI 0.2 one, or for the async template
+    /// the async one (guard@0.4.0); either checked against its sources.
+    fn lease(&self) -> PathBuf {
+        if self.is_async {
+            traffic_cop_testbed::built::async_components().0
+        } else {
+            traffic_cop_testbed::built::lease_component()
+        }
+    }
+}
+
 fn root() -> PathBuf {
     traffic_cop_testbed::repo_root()
 }
@@ -75,8 +87,6 @@ fn templates_install_generate_build_and_run_under_their_cron_lines() {
             require(&format!("spin templates ({})", template.line), cron_line(template.line));
         lines.push(data);
     }
-    let lease = traffic_cop_wasm_host::component::wasm_path();
-    assert!(lease.is_file(), "build the lease component first (scripts/test does)");
     let dir = scratch("templates");
     let spin_cmd = templates_installed(&spin, &dir);
     let listed = run(&mut spin_cmd(&["templates", "list"]), Duration::from_secs(60));
@@ -93,7 +103,7 @@ fn templates_install_generate_build_and_run_under_their_cron_lines() {
     for (template, data) in TEMPLATES.iter().zip(lines) {
         let started = Instant::now();
         let project = dir.join(template.name);
-        let lease_value = format!("lease-component={}", lease.display());
+        let lease_value = format!("lease-component={}", template.lease().display());
         let generated = run(
             &mut spin_cmd(&[
                 "new",

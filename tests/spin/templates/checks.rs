@@ -26,7 +26,7 @@ pub(super) fn check_generated(template: &Template, project: &Path) {
     assert!(
         manifest.contains(&format!(
             r#""traffic-cop:lease" = {{ path = "{}" }}"#,
-            traffic_cop_wasm_host::component::wasm_path().display()
+            template.lease().display()
         )),
         "{manifest}"
     );
@@ -38,8 +38,14 @@ pub(super) fn check_generated(template: &Template, project: &Path) {
             "{name} is not from crates.io"
         );
     }
-    // guard-0.3.wit names the 0.2.0 package in its world, so 0.2.0 is vendored too.
-    for wit in ["lease.wit", "guard-0.2.wit", "guard-0.3.wit"] {
+    // guard-0.3.wit names the 0.2.0 package in its world, so 0.2.0 is vendored too; the async
+    // template imports guard@0.4.0.
+    let vendored: &[&str] = if template.is_async {
+        &["lease.wit", "guard-0.2.wit", "guard-0.3.wit", "guard-0.4.wit"]
+    } else {
+        &["lease.wit", "guard-0.2.wit", "guard-0.3.wit"]
+    };
+    for wit in vendored {
         let ours = std::fs::read_to_string(root().join("wit").join(wit)).unwrap();
         assert_eq!(
             read(&format!("wit/deps/traffic-cop-lease/{wit}")),
@@ -51,8 +57,8 @@ pub(super) fn check_generated(template: &Template, project: &Path) {
     assert!(read("wit/deps/spin-cron/cron.wit").contains(template.cron_wit));
 }
 
-/// Imports the 0.3.0 guard and the 0.1.0 lease interface its types come from (nothing else
-/// of traffic-cop's), and exports the cron handler with the plugin line's calling convention.
+/// Imports the 0.3.0 guard (and the async template 0.4.0) and the 0.1.0 lease interface its
+/// types come from (nothing else of traffic-cop's), and exports the cron handler with the plugin line's calling convention.
 pub(super) fn check_component(template: &Template, wasm: &Path) {
     let mut config = Config::new();
     config.wasm_component_model_async(true);
@@ -61,7 +67,15 @@ pub(super) fn check_component(template: &Template, wasm: &Path) {
     let ty = component.component_type();
     let imports: Vec<String> = ty.imports(&engine).map(|(name, _)| name.to_string()).collect();
     let ours: Vec<&String> = imports.iter().filter(|n| n.starts_with("traffic-cop:")).collect();
-    let want = ["traffic-cop:lease/guard@0.3.0", "traffic-cop:lease/lease@0.1.0"];
+    let want: &[&str] = if template.is_async {
+        &[
+            "traffic-cop:lease/guard@0.3.0",
+            "traffic-cop:lease/guard@0.4.0",
+            "traffic-cop:lease/lease@0.1.0",
+        ]
+    } else {
+        &["traffic-cop:lease/guard@0.3.0", "traffic-cop:lease/lease@0.1.0"]
+    };
     let mut ours = ours;
     ours.sort();
     assert_eq!(ours, want, "{}: imports {imports:?}", template.id);

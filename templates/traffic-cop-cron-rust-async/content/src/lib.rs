@@ -1,14 +1,19 @@
 //! A cron job that runs on every replica's timer, but does its work on one replica per due
-//! time of its schedule: traffic-cop's guard decides whose turn it is with an Azure Blob lease.
-//! Export: `spin:cron@3.0.0`, async (trigger-cron 0.5.0 and later; 0.3.x/0.4.x cannot load
-//! it: use the traffic-cop-cron-rust template there).
+//! time of its schedule: traffic-cop's guard decides whose turn it is with an Azure Blob lease,
+//! and keeps the lease while the work runs (guard@0.4.0's `hold`).
+//! Export: `spin:cron@3.0.0`, async (trigger-cron 0.5.0 and later on Spin 4; 0.3.x/0.4.x cannot
+//! load it: use the traffic-cop-cron-rust template there).
 
 wit_bindgen::generate!({ world: "guarded-job", path: "wit", generate_all });
 
+use std::future::Future;
+use std::pin::pin;
+use std::task::Poll;
 use traffic_cop::lease0_1_0::lease::{LeaseError, Lock};
 use traffic_cop::lease0_3_0::guard::{
-    self, Cron, Decision, GuardError, GuardOptions, Outcome, Schedule, SkipReason, Ticket,
+    self as guard_v3, Cron, GuardError, GuardOptions, Outcome, Schedule, SkipReason,
 };
+use traffic_cop::lease0_4_0::guard::{self, Decision, RunDetails};
 
 struct Job;
 
@@ -25,39 +30,40 @@ impl Guest for Job {
             Decision::Run(ticket) => ticket,
             // Misconfiguration is an error, not a skip: on stderr, naming the variable to fix,
             // and the event fails (trigger-cron reports it).
-            Decision::Skip(SkipReason::Error(error)) => {
-                let said = misconfigured(&lock, &options, &error);
-                eprintln!("[{}] tick {tick}: error: {said}", options.holder);
-                return Err(Error::Other(said));
-            }
-            Decision::Skip(reason) => {
-                let zone = zone_of(&options);
-                println!(
-                    "[{}] tick {tick}: skipped: {}",
-                    options.holder,
-                    why(reason, zone.as_deref())
-                );
+            Decision::Skip(skipped) => {
+                if let SkipReason::Error(error) = &skipped.reason {
+                    let said = misconfigured(&lock, &options, error);
+                    eprintln!("[{}] tick {tick}: error: {said}", options.holder);
+                    return Err(Error::Other(said));
+                }
+                println!("[{}] tick {tick}: skipped: {}", options.holder, skipped.text);
                 return Ok(());
             }
         };
-        let outcome = match work(&ticket) {
-            Ok(()) => Outcome::Success,
-            Err(error) => Outcome::Failure(error),
+        let details = ticket.details();
+        // The guard keeps the lease while the work runs: `hold` renews it in the background
+        // and returns only if the lease is lost (a third of the lease before it could pass to
+        // another replica). Whichever ends first wins; the other is dropped, so lost-lease
+        // work stops at its next await.
+        let outcome = match first(ticket.hold(), work(&details)).await {
+            First::Hold(lost) => Outcome::Failure(format!("stopped, the lease was lost: {lost:?}")),
+            First::Work(Ok(())) => Outcome::Success,
+            First::Work(Err(error)) => Outcome::Failure(error),
         };
         let said = match &outcome {
             Outcome::Success => "success".to_string(),
             Outcome::Failure(why) => format!("failure: {why}"),
         };
-        let completed = match guard::complete(&ticket, &outcome) {
+        let completed = match ticket.complete(&outcome) {
             Ok(()) => "completed".to_string(),
             Err(error) => format!("complete failed: {error:?}"),
         };
         println!(
             "[{}] tick {tick}: ran with fencing token {} for the due time {}{}: {said}, {completed}",
             options.holder,
-            ticket.fencing_token,
-            shown(ticket.past_due.due_at_ms, zone_of(&options).as_deref()),
-            if ticket.previous_abandoned {
+            details.fencing_token,
+            shown(details.past_due.due_at_ms, zone_of(&options).as_deref()),
+            if details.previous_abandoned {
                 " (took over an abandoned run)"
             } else {
                 ""
@@ -67,49 +73,36 @@ impl Guest for Job {
     }
 }
 
-/// The singleton work. Pass `ticket.fencing_token` to every store it writes to, and call
-/// `guard::keep_alive(ticket)` before `ticket.keep_alive_by_ms` if it runs long; stop when
-/// that says the lease is lost.
-fn work(ticket: &Ticket) -> Result<(), String> {
-    if ticket.past_due.missed > 0 {
-        println!("catching up {} missed due times", ticket.past_due.missed);
+/// The singleton work. Pass `details.fencing_token` to every store it writes to (or write with
+/// `ticket.write_fenced`); await as it goes, so the lease is renewed beside it.
+async fn work(details: &RunDetails) -> Result<(), String> {
+    if details.past_due.missed > 0 {
+        println!("catching up {} missed due times", details.past_due.missed);
     }
     Ok(())
 }
 
-fn why(reason: SkipReason, zone: Option<&str>) -> String {
-    match reason {
-        SkipReason::HeldByOther(held) => match (held.holder, held.since_ms) {
-            (Some(by), Some(since)) => format!("held by {by}, running since {}", shown(since, zone)),
-            (Some(by), None) => format!("held by {by}"),
-            // The lease is taken and no run is recorded under it yet: nobody can be named.
-            (None, _) => "held by another replica whose run is not recorded yet".into(),
-        },
-        SkipReason::AlreadyRan(ran) => format!(
-            "already ran for the due time {}: the run {} started at {}",
-            shown(ran.due_at_ms, zone),
-            ran.holder.as_deref().unwrap_or("a holder the record does not name"),
-            shown(ran.started_at_ms, zone)
-        ),
-        SkipReason::TooLate(late) => format!(
-            "too late: {} s after the due time {}",
-            late.late_by_ms / 1000,
-            shown(late.due_at_ms, zone)
-        ),
-        SkipReason::NotDue(not) => format!("not due until {}", shown(not.next_due_ms, zone)),
-        SkipReason::Paused(paused) => format!("paused by {}: {}", paused.by, paused.reason),
-        SkipReason::ScheduleConflict(conflict) => format!(
-            "the lock runs on {:?}, this replica's schedule is {:?}",
-            conflict.recorded, conflict.ours
-        ),
-        SkipReason::Error(error) => format!("could not decide: {error:?}"),
-    }
+enum First<A, B> {
+    Hold(A),
+    Work(B),
+}
+
+/// Whichever of `hold` and the work ends first; the other is dropped.
+async fn first<A: Future, B: Future>(hold: A, work: B) -> First<A::Output, B::Output> {
+    let (mut hold, mut work) = (pin!(hold), pin!(work));
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(lost) = hold.as_mut().poll(cx) {
+            return Poll::Ready(First::Hold(lost));
+        }
+        work.as_mut().poll(cx).map(First::Work)
+    })
+    .await
 }
 
 /// An instant as people read it: ISO 8601 on the job's wall clock, UTC beside it (the lease
 /// component renders it from its own zone table).
 fn shown(at_ms: u64, zone: Option<&str>) -> String {
-    match guard::show_time(at_ms, zone) {
+    match guard_v3::show_time(at_ms, zone) {
         Ok(time) if time.local != time.utc => format!("{} ({})", time.local, time.utc),
         Ok(time) => time.utc,
         Err(_) => format!("{at_ms} ms since the Unix epoch"),
@@ -126,7 +119,7 @@ fn zone_of(options: &GuardOptions) -> Option<String> {
 /// A guard error in a sentence that names the Spin variable to fix, when a setting is at fault
 /// (the guard's settings check names the field; nothing is sent for it).
 fn misconfigured(lock: &Lock, options: &GuardOptions, error: &GuardError) -> String {
-    let check = guard::check_settings(lock, options, 0, false);
+    let check = guard_v3::check_settings(lock, options, 0, false);
     match check.problems.first() {
         Some(bad) => {
             let variable = match bad.field.as_str() {
