@@ -100,6 +100,7 @@ fn templates_install_generate_build_and_run_under_their_cron_lines() {
     }
 
     let azurite = Azurite::start();
+    let mut built_projects = Vec::new();
     for (template, data) in TEMPLATES.iter().zip(lines) {
         let started = Instant::now();
         let project = dir.join(template.name);
@@ -129,6 +130,7 @@ fn templates_install_generate_build_and_run_under_their_cron_lines() {
         check_component(template, &wasm);
         let built = started.elapsed();
         run_replicas(template, &spin, &data, &project, &wasm, &azurite);
+        built_projects.push((template, data, project));
         eprintln!(
             "template {}: generated and built in {built:?}, ran on trigger-cron {} in {:?}",
             template.id,
@@ -136,6 +138,7 @@ fn templates_install_generate_build_and_run_under_their_cron_lines() {
             started.elapsed() - built
         );
     }
+    run_mixed_fleet(&spin, &built_projects, &azurite);
     azurite.stop();
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -196,39 +199,10 @@ fn run_replicas(
     let container = format!("tpl-{}-{}", template.name, std::process::id());
     let replicas: Vec<(Background, PathBuf)> = (0..3)
         .map(|i| {
+            // The third has a typo in its time zone.
+            let typo = (i == 2).then_some(("SPIN_VARIABLE_TIME_ZONE", "Europe/Berln"));
             let dir = project.join(format!("replica-{i}"));
-            std::fs::create_dir_all(&dir).unwrap();
-            let env = [
-                ("SPIN_DATA_DIR", data.display().to_string()),
-                ("SPIN_VARIABLE_CONNECTION_STRING", azurite.connection_string()),
-                ("SPIN_VARIABLE_STORAGE_ENDPOINT", format!("http://127.0.0.1:{}", azurite.port)),
-                ("SPIN_VARIABLE_CONTAINER", container.clone()),
-                ("SPIN_VARIABLE_HOLDER", format!("r-{i}")),
-            ]
-            .map(|(k, v)| (k.to_string(), v));
-            let mut env = env.to_vec();
-            if i == 2 {
-                env.push(("SPIN_VARIABLE_TIME_ZONE".into(), "Europe/Berln".into()));
-            }
-            let (logs, state) = (dir.join("logs"), dir.join("state"));
-            let manifest = project.join("spin.toml");
-            let args = [
-                "up",
-                "-f",
-                manifest.to_str().unwrap(),
-                "--log-dir",
-                logs.to_str().unwrap(),
-                "--state-dir",
-                state.to_str().unwrap(),
-            ];
-            let spin_up = Background::start(
-                spin,
-                &args,
-                &env,
-                &dir.join("spin.out"),
-                Duration::from_secs(60),
-            );
-            (spin_up, dir)
+            start_replica((spin, data, project), &dir, azurite, &container, &format!("r-{i}"), typo)
         })
         .collect();
     let log = |dir: &PathBuf| {
@@ -297,6 +271,130 @@ fn run_replicas(
     tokens.sort_unstable();
     let expected: Vec<u64> = (1..=tokens.len() as u64).collect();
     assert_eq!(tokens, expected, "{}: each token granted once, none skipped: {all}", template.id);
+}
+
+/// `spin up` of a generated project in `dir`, on `container`, as `holder`, with one more
+/// variable if given.
+fn start_replica(
+    (spin, data, project): (&Path, &Path, &Path),
+    dir: &Path,
+    azurite: &Azurite,
+    container: &str,
+    holder: &str,
+    extra: Option<(&str, &str)>,
+) -> (Background, PathBuf) {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut env: Vec<(String, String)> = [
+        ("SPIN_DATA_DIR", data.display().to_string()),
+        ("SPIN_VARIABLE_CONNECTION_STRING", azurite.connection_string()),
+        ("SPIN_VARIABLE_STORAGE_ENDPOINT", format!("http://127.0.0.1:{}", azurite.port)),
+        ("SPIN_VARIABLE_CONTAINER", container.to_string()),
+        ("SPIN_VARIABLE_HOLDER", holder.to_string()),
+    ]
+    .map(|(k, v)| (k.to_string(), v))
+    .to_vec();
+    env.extend(extra.map(|(k, v)| (k.to_string(), v.to_string())));
+    let (logs, state) = (dir.join("logs"), dir.join("state"));
+    let manifest = project.join("spin.toml");
+    let args = [
+        "up",
+        "-f",
+        manifest.to_str().unwrap(),
+        "--log-dir",
+        logs.to_str().unwrap(),
+        "--state-dir",
+        state.to_str().unwrap(),
+    ];
+    let spin_up =
+        Background::start(spin, &args, &env, &dir.join("spin.out"), Duration::from_secs(60));
+    (spin_up, dir.to_path_buf())
+}
+
+/// A fleet mid-upgrade: two replicas of the sync template (guard@0.3.0, trigger-cron 0.3.0)
+/// and two of the async one (guard@0.4.0 with `hold`, trigger-cron 0.5.0) on one lock, every
+/// 2 s; once a few due times have run, the sync replicas are stopped, as a rolling upgrade
+/// does, and the async ones carry on. Each due time runs once, whichever version ran it, and
+/// the tokens count up without a gap.
+fn run_mixed_fleet(spin: &Path, projects: &[(&Template, PathBuf, PathBuf)], azurite: &Azurite) {
+    let container = format!("tpl-mixed-{}", std::process::id());
+    let mut fleets: Vec<Vec<(Background, PathBuf, &Template)>> = projects
+        .iter()
+        .map(|(template, data, project)| {
+            (0..2)
+                .map(|i| {
+                    let dir = project.join(format!("mixed-{i}"));
+                    let holder = format!("{}-{i}", template.name);
+                    let (spin_up, dir) = start_replica(
+                        (spin, data, project),
+                        &dir,
+                        azurite,
+                        &container,
+                        &holder,
+                        None,
+                    );
+                    (spin_up, dir, *template)
+                })
+                .collect()
+        })
+        .collect();
+    let dirs: Vec<(PathBuf, &Template)> =
+        fleets.iter().flatten().map(|(_, dir, template)| (dir.clone(), *template)).collect();
+    let logs = || -> Vec<String> {
+        dirs.iter()
+            .map(|(dir, template)| {
+                std::fs::read_to_string(dir.join(format!("logs/{}_stdout.txt", template.name)))
+                    .unwrap_or_default()
+            })
+            .collect()
+    };
+    let runs_by = |logs: &[String], name: &str| {
+        let prefix = format!("[{name}-");
+        logs.iter()
+            .flat_map(|l| l.lines())
+            .filter(|l| l.contains(" ran with fencing token ") && l.starts_with(&prefix))
+            .count()
+    };
+    let wait = |done: &dyn Fn(&[String]) -> bool| {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline && !done(&logs()) {
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    };
+    let (sync, not_sync) = (projects[0].0.name, projects[1].0.name);
+    wait(&|logs| runs_by(logs, sync) >= 1 && runs_by(logs, sync) + runs_by(logs, not_sync) >= 3);
+    // The rolling upgrade: the old version's replicas go.
+    fleets.remove(0);
+    let before = runs_by(&logs(), not_sync);
+    wait(&|logs| runs_by(logs, not_sync) >= before + 3);
+    drop(fleets);
+    let logs = logs();
+    let all = format!("{logs:#?}");
+    for (template, _, _) in projects {
+        assert!(runs_by(&logs, template.name) > 0, "no run by {}: {all}", template.id);
+    }
+    // Each due time once, whoever ran it; the tokens count up without a gap or a repeat.
+    let mut runs: Vec<(u64, String)> = logs
+        .iter()
+        .flat_map(|l| l.lines())
+        .filter_map(|l| l.split(" ran with fencing token ").nth(1))
+        .map(|rest| {
+            let (token, due) = rest.split_once(" for the due time ").unwrap();
+            (token.parse().unwrap(), due.split(": ").next().unwrap().to_string())
+        })
+        .collect();
+    runs.sort();
+    let tokens: Vec<u64> = runs.iter().map(|(token, _)| *token).collect();
+    assert_eq!(tokens, (1..=tokens.len() as u64).collect::<Vec<_>>(), "{all}");
+    let mut due: Vec<&String> = runs.iter().map(|(_, due)| due).collect();
+    due.sort();
+    due.dedup();
+    assert_eq!(due.len(), runs.len(), "a due time ran twice: {all}");
+    eprintln!(
+        "templates: a mixed fleet (guard@0.3.0 and @0.4.0 on one lock) ran {} due times once \
+         each, {} by guard@0.3.0",
+        runs.len(),
+        runs_by(&logs, sync)
+    );
 }
 
 /// A weekday 02:00 in Berlin, due at :30 past the minute: the trigger polls every minute at
