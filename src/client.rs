@@ -13,7 +13,7 @@ use crate::ops::{
 use crate::retry::{retry_after, should_retry, was_ambiguous, RetryPolicy};
 use crate::transport::{
     run_blocking, AsyncTransport, Blocking, Deadline, Request, Response, Runtime, Timeouts,
-    Transport,
+    Transport, TransportError,
 };
 use std::time::{Duration, SystemTime};
 
@@ -179,23 +179,7 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
         op: &O,
         by: Option<Deadline>,
     ) -> Result<O::Output, Error> {
-        let mut signatures = Vec::new();
-        let answer = match self.access_token_by(&lock.account, by) {
-            Ok(bearer) => {
-                let mut link = Blocking { transport: &mut self.transport, runtime: &self.runtime };
-                let attempts = Attempts {
-                    runtime: &self.runtime,
-                    retry: self.retry,
-                    timeouts: self.timeouts,
-                    round_trips: &mut self.round_trips,
-                    bearer: bearer.as_ref(),
-                    signatures: &mut signatures,
-                };
-                run_blocking(attempts.run(&mut link, lock, &|lock| op.request(lock), by))
-            }
-            Err(error) => Err(error),
-        };
-        interpret(op, lock, answer, &signatures)
+        run_blocking(self.call(None::<&mut Unsent>, lock, op, by))
     }
 
     /// [`execute_by`](Self::execute_by) whose sends and waits are `link`'s futures, so the
@@ -204,6 +188,18 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
     pub async fn execute_by_async<O: Op, A: AsyncTransport>(
         &mut self,
         link: &mut A,
+        lock: &Lock,
+        op: &O,
+        by: Option<Deadline>,
+    ) -> Result<O::Output, Error> {
+        self.call(Some(link), lock, op, by).await
+    }
+
+    /// One call, through `link`, or without one through the client's own transport (whose
+    /// futures are ready at once).
+    async fn call<O: Op, A: AsyncTransport>(
+        &mut self,
+        link: Option<&mut A>,
         lock: &Lock,
         op: &O,
         by: Option<Deadline>,
@@ -219,11 +215,32 @@ impl<T: Transport, R: Runtime> LeaseClient<T, R> {
                     bearer: bearer.as_ref(),
                     signatures: &mut signatures,
                 };
-                attempts.run(link, lock, &|lock| op.request(lock), by).await
+                let request = |lock: &Lock| op.request(lock);
+                match link {
+                    Some(link) => attempts.run(link, lock, &request, by).await,
+                    None => {
+                        let runtime = &self.runtime;
+                        let mut blocking = Blocking { transport: &mut self.transport, runtime };
+                        attempts.run(&mut blocking, lock, &request, by).await
+                    }
+                }
             }
             Err(error) => Err(error),
         };
         interpret(op, lock, answer, &signatures)
+    }
+}
+
+/// The link of a call that has none: it sends through the client's own transport.
+enum Unsent {}
+
+impl AsyncTransport for Unsent {
+    async fn send(&mut self, _: Request, _: Timeouts) -> Result<Response, TransportError> {
+        match *self {}
+    }
+
+    async fn sleep(&mut self, _: Duration) {
+        match *self {}
     }
 }
 

@@ -54,21 +54,29 @@ macro_rules! error_kind {
 #[cfg_attr(not(feature = "async"), allow(unused_imports))]
 pub(crate) use error_kind;
 
-/// A request's method as a WASI version's `method` type (the same cases in both).
-macro_rules! wasi_method {
-    ($method:ident, $of:expr) => {
-        match *$of {
+/// Sets a request's method, scheme, authority and path on a WASI version's outgoing request
+/// (the same cases and setters in both versions' generated types).
+macro_rules! set_request_line {
+    ($outgoing:expr, $request:expr, $line:expr, $method:ident, $scheme:ident) => {{
+        let method = match *$request.method() {
             http::Method::GET => $method::Get,
             http::Method::HEAD => $method::Head,
             http::Method::PUT => $method::Put,
             http::Method::DELETE => $method::Delete,
             ref other_method => $method::Other(other_method.to_string()),
-        }
-    };
+        };
+        let scheme = if $line.https { $scheme::Https } else { $scheme::Http };
+        $outgoing
+            .set_method(&method)
+            .and($outgoing.set_scheme(Some(&scheme)))
+            .and($outgoing.set_authority($line.authority))
+            .and($outgoing.set_path_with_query(Some($line.path)))
+            .map_err(|_| other("host refused the request line"))
+    }};
 }
 // Used by the async transport, which only the async component has.
 #[cfg_attr(not(feature = "async"), allow(unused_imports))]
-pub(crate) use wasi_method;
+pub(crate) use set_request_line;
 
 /// The largest answer we buffer. Bodies are error XML (well under 1 KiB) or one List Blobs page
 /// of `LIST_PAGE_SIZE` (200) blobs: about 200 KiB for typical locks and 3.4 MiB for 200 of the
@@ -148,13 +156,7 @@ fn outgoing_request(request: &Request) -> Result<OutgoingRequest, TransportError
     let headers =
         Fields::from_list(&line.headers).map_err(|_| other("host refused a request header"))?;
     let outgoing = OutgoingRequest::new(headers);
-    let scheme = if line.https { Scheme::Https } else { Scheme::Http };
-    outgoing
-        .set_method(&wasi_method!(Method, request.method()))
-        .and(outgoing.set_scheme(Some(&scheme)))
-        .and(outgoing.set_authority(line.authority))
-        .and(outgoing.set_path_with_query(Some(line.path)))
-        .map_err(|_| other("host refused the request line"))?;
+    set_request_line!(outgoing, request, line, Method, Scheme)?;
     Ok(outgoing)
 }
 

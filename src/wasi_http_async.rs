@@ -6,7 +6,7 @@
 use crate::transport::{
     AsyncTransport, Request, Response, Timeouts, TransportError, TransportErrorKind,
 };
-use crate::wasi_http::{error_kind, other, wasi_method, RequestLine};
+use crate::wasi_http::{error_kind, other, set_request_line, RequestLine};
 use std::future::Future;
 use std::pin::pin;
 use std::task::Poll;
@@ -61,13 +61,7 @@ async fn exchange(request: Request) -> Result<Response, TransportError> {
     let (trailers_writer, trailers) = wasip3::wit_future::new(|| Ok(None));
     drop(trailers_writer);
     let (outgoing, _sent) = WasiRequest::new(headers, None, trailers, None);
-    let scheme = if line.https { Scheme::Https } else { Scheme::Http };
-    outgoing
-        .set_method(&wasi_method!(Method, request.method()))
-        .and(outgoing.set_scheme(Some(&scheme)))
-        .and(outgoing.set_authority(line.authority))
-        .and(outgoing.set_path_with_query(Some(line.path)))
-        .map_err(|_| other("host refused the request line"))?;
+    set_request_line!(outgoing, request, line, Method, Scheme)?;
     let incoming =
         wasip3::http::client::send(outgoing).await.map_err(|e| error_kind!(ErrorCode, e))?;
     let mut response = http::Response::builder().status(incoming.get_status_code());

@@ -5,7 +5,8 @@
 //! the run are a lease period apart, nobody acquires while it runs, and the release comes last;
 //! and from the replicas' logs: one run, every other tick skipped as held. Then the holder is
 //! frozen (SIGSTOP) until another replica has taken over, and continued: it is told to stop,
-//! sends nothing more under its lease, and its fenced write is refused.
+//! sends nothing more under its lease, and its fenced write is refused. And the holder is cut
+//! off from storage: it is told to stop before its lease could expire and before a takeover.
 
 use traffic_cop_testbed::needs::require;
 use traffic_cop_testbed::runner::Test;
@@ -18,6 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use traffic_cop_testbed::azurite::{connection_string_for_port, Azurite};
+use traffic_cop_testbed::faults::{FaultPlan, FaultProxy};
 use traffic_cop_testbed::proxy::CountingProxy;
 use traffic_cop_testbed::spin::{cron_line, find_spin};
 use traffic_cop_testbed::EMULATOR_KEY_B64;
@@ -67,7 +69,7 @@ impl Drop for SlowServer {
     }
 }
 
-fn manifest(job: &std::path::Path, lease: &std::path::Path, storage: String, slow: u16) -> String {
+fn spin_toml(job: &std::path::Path, lease: &std::path::Path, storage: String, slow: u16) -> String {
     format!(
         r#"spin_manifest_version = 2
 
@@ -101,9 +103,11 @@ fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
         .map(|(_, value)| value.trim())
 }
 
-/// Three replicas of the hold job against Azurite behind the counting proxy.
+/// Three replicas of the hold job, each behind a fault proxy of its own (passing everything
+/// until partitioned), then the counting proxy, then Azurite.
 struct Fleet {
     replicas: Vec<(Background, PathBuf)>,
+    links: Vec<FaultProxy>,
     proxy: CountingProxy,
     azurite: Azurite,
     slow: SlowServer,
@@ -120,14 +124,18 @@ impl Fleet {
         let proxy = CountingProxy::start(azurite.port);
         let slow = SlowServer::start();
         let dir = scratch(name);
-        let storage = connection_string_for_port(proxy.port, EMULATOR_KEY_B64);
-        std::fs::write(dir.join("spin.toml"), manifest(&job, &lease, storage, slow.port)).unwrap();
         let started = Instant::now();
+        let mut links = Vec::new();
         let replicas = (0..3)
             .map(|i| {
                 let replica = dir.join(format!("replica-{i}"));
                 std::fs::create_dir_all(&replica).unwrap();
-                let (manifest, logs) = (dir.join("spin.toml"), replica.join("logs"));
+                let link = FaultProxy::start(proxy.port, FaultPlan::quick(0, 0));
+                let storage = connection_string_for_port(link.port, EMULATOR_KEY_B64);
+                links.push(link);
+                let manifest = replica.join("spin.toml");
+                std::fs::write(&manifest, spin_toml(&job, &lease, storage, slow.port)).unwrap();
+                let logs = replica.join("logs");
                 let args =
                     ["up", "-f", manifest.to_str().unwrap(), "--log-dir", logs.to_str().unwrap()];
                 let env = [("SPIN_DATA_DIR".to_string(), data.display().to_string())];
@@ -135,7 +143,7 @@ impl Fleet {
                 (Background::start(&spin, &args, &env, &replica.join("spin.out"), life), replica)
             })
             .collect();
-        Fleet { replicas, proxy, azurite, slow, dir, started }
+        Fleet { replicas, links, proxy, azurite, slow, dir, started }
     }
 
     /// Each replica's job stdout.
@@ -156,8 +164,9 @@ impl Fleet {
         self.logs()
     }
 
-    /// The logs, what Spin said, and every lease request storage saw; everything stopped.
-    fn stop(self) -> (Vec<String>, String, Vec<LeaseCall>) {
+    /// The logs, what Spin said, every lease request storage saw and when each look (a HEAD)
+    /// came; everything stopped.
+    fn stop(self) -> (Vec<String>, String, Vec<LeaseCall>, Vec<Duration>) {
         let logs = self.logs();
         let heads = self.proxy.heads();
         let outputs: Vec<String> = self
@@ -166,6 +175,7 @@ impl Fleet {
             .map(|(_, dir)| std::fs::read_to_string(dir.join("spin.out")).unwrap_or_default())
             .collect();
         drop(self.replicas);
+        drop(self.links);
         drop(self.slow);
         self.azurite.stop();
         let _ = std::fs::remove_dir_all(&self.dir);
@@ -176,8 +186,9 @@ impl Fleet {
                 Some((*at, action, header(head, "x-ms-lease-id").map(str::to_string)))
             })
             .collect();
+        let looks = heads.iter().filter(|(_, head)| head.starts_with("HEAD ")).map(|(at, _)| *at);
         let all = format!("{logs:#?}\nspin said: {outputs:#?}");
-        (logs, all, calls)
+        (logs, all, calls, looks.collect())
     }
 }
 
@@ -192,7 +203,7 @@ fn a_job_awaiting_one_slow_operation_keeps_its_lease_the_whole_time() {
     let fleet = Fleet::start("hold");
     let started = fleet.started;
     fleet.wait(SLOW + Duration::from_secs(45), |logs| logs.concat().contains(": completed: "));
-    let (seen, all, lease_calls) = fleet.stop();
+    let (seen, all, lease_calls, looks) = fleet.stop();
     let lines = lines(&seen);
     let runs: Vec<&&str> = lines.iter().filter(|l| l.contains(": run: ")).collect();
     assert!(
@@ -236,9 +247,17 @@ fn a_job_awaiting_one_slow_operation_keeps_its_lease_the_whole_time() {
         !lease_calls[release..].iter().any(|call| call.1 == "renew" && named(call)),
         "renewed after the release: {said}"
     );
+    // What a follower's tick cost while the run held the lock: its look, nothing more (up to
+    // the last renewal: the run's own fenced write then looks at the lock too).
+    let last_renewal = run.iter().rev().find(|call| call.1 == "renew").unwrap().0;
+    let (from, to) = (run[0].0, last_renewal);
+    let looks_during = looks.iter().filter(|at| (from..to).contains(at)).count();
+    assert!(looks_during <= skips, "{looks_during} looks for {skips} held ticks: {said}");
     println!(
-        "hold on real Spin: one {SLOW:?} operation, {renewals} renewals, the longest gap \
-         {longest:?} (lease {LEASE:?}), {skips} held skips by the other ticks, {:?} in all",
+        "hold on real Spin: one {SLOW:?} operation, {renewals} renewals (one per {:.1} s), the \
+         longest gap {longest:?} (lease {LEASE:?}), {skips} held skips by the other ticks, \
+         {looks_during} looks at the lock while it ran, {:?} in all",
+        held.as_secs_f64() / renewals.max(1) as f64,
         started.elapsed()
     );
 }
@@ -265,7 +284,7 @@ fn a_holder_frozen_past_its_lease_is_told_to_stop_and_its_fenced_write_is_refuse
     if took_over {
         fleet.wait(fleet.started.elapsed() + Duration::from_secs(15), told);
     }
-    let (seen, all, lease_calls) = fleet.stop();
+    let (seen, all, lease_calls, _) = fleet.stop();
     assert!(took_over, "no replica took the lease over while the holder was frozen: {all}");
     let stopped = &seen[holder];
     let ended = stopped.lines().find(|l| l.contains(": hold ended first, the work stopped: "));
@@ -291,9 +310,63 @@ fn a_holder_frozen_past_its_lease_is_told_to_stop_and_its_fenced_write_is_refuse
     println!("hold on real Spin: frozen holder told {ended:?}; {fenced:?}");
 }
 
+/// The holder cut off from storage mid-run (its own proxy blackholes every request, as a cut
+/// network looks from inside): `hold` tells it to stop before its lease could expire on the
+/// service, and before another replica takes over. (The margin itself is judged on virtual
+/// time: tests/native/hold.rs.)
+fn a_holder_cut_off_from_storage_is_told_to_stop_before_its_lease_expires() {
+    let fleet = Fleet::start("hold-cut");
+    let run_by = |logs: &[String]| logs.iter().position(|l| l.contains(": run: "));
+    let logs = fleet.wait(Duration::from_secs(40), |logs| run_by(logs).is_some());
+    let holder = run_by(&logs).unwrap_or_else(|| panic!("no run: {logs:#?}"));
+    std::thread::sleep(Duration::from_secs(7));
+    fleet.links[holder].partition(true);
+    let cut_at = fleet.proxy.started.elapsed();
+    let told = |logs: &[String]| logs[holder].contains(": hold ended first");
+    let mut told_at = None;
+    while told_at.is_none() && fleet.proxy.started.elapsed() < cut_at + Duration::from_secs(30) {
+        if told(&fleet.logs()) {
+            told_at = Some(fleet.proxy.started.elapsed());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let taken = |logs: &[String]| {
+        logs.iter().enumerate().any(|(i, l)| i != holder && l.contains(": run: "))
+    };
+    fleet.wait(fleet.started.elapsed() + Duration::from_secs(30), taken);
+    let (seen, all, lease_calls, _) = fleet.stop();
+    let said = format!(
+        "cut off at {cut_at:?}, told at {told_at:?}\nlease requests: {lease_calls:#?}\n{all}"
+    );
+    let told_at = told_at.unwrap_or_else(|| panic!("the cut-off holder was never told: {said}"));
+    let ended = seen[holder].lines().find(|l| l.contains(": hold ended first")).unwrap();
+    assert!(ended.contains("LeaseRanOut") && ended.contains("WhileHolding"), "{ended}\n{said}");
+    let id = lease_calls.iter().find(|c| c.1 == "renew").and_then(|c| c.2.clone());
+    let last_renewal = lease_calls
+        .iter()
+        .filter(|c| c.1 == "renew" && c.2 == id)
+        .map(|c| c.0)
+        .max()
+        .unwrap_or_else(|| panic!("the holder never renewed: {said}"));
+    let expires = last_renewal + LEASE;
+    assert!(told_at < expires, "told after the lease could expire ({expires:?}): {said}");
+    let takeover = lease_calls.iter().find(|c| c.1 == "acquire" && c.0 > last_renewal);
+    let takeover = takeover.unwrap_or_else(|| panic!("no takeover: {said}"));
+    assert!(told_at < takeover.0, "told after another replica took over: {said}");
+    assert!(taken(&seen), "{said}");
+    println!(
+        "hold on real Spin: cut off from storage, told to stop {:?} after its last renewal, {:?} \
+         before the lease could expire, {:?} before the takeover",
+        told_at - last_renewal,
+        expires - told_at,
+        takeover.0 - told_at
+    );
+}
+
 pub fn tests() -> Vec<Test> {
     traffic_cop_testbed::tests![
         a_job_awaiting_one_slow_operation_keeps_its_lease_the_whole_time,
         a_holder_frozen_past_its_lease_is_told_to_stop_and_its_fenced_write_is_refused,
+        a_holder_cut_off_from_storage_is_told_to_stop_before_its_lease_expires,
     ]
 }

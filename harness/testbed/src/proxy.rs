@@ -17,6 +17,8 @@ pub struct CountingProxy {
     /// Answers by status code, 100..=599.
     statuses: Arc<Vec<AtomicU64>>,
     heads: Heads,
+    /// What [`CountingProxy::heads`]' times count from.
+    pub started: Instant,
     stop: Arc<AtomicBool>,
 }
 
@@ -50,7 +52,7 @@ impl CountingProxy {
                 std::thread::spawn(move || pipe(server, client, Tally::Statuses(by_status)));
             }
         });
-        CountingProxy { port, requests, statuses, heads, stop }
+        CountingProxy { port, requests, statuses, heads, started, stop }
     }
 
     /// Every request head so far (request line and headers), with when it passed.
