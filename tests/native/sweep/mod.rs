@@ -8,6 +8,7 @@ mod call;
 mod calls;
 mod calls_v3;
 mod faulty;
+mod hold;
 mod judge;
 mod stage;
 

@@ -30,7 +30,7 @@ impl Stage {
         Stage { clock, service, faulty, seed: Cell::new(1) }
     }
 
-    fn runtime(&self) -> VirtualRuntime {
+    pub fn runtime(&self) -> VirtualRuntime {
         self.seed.set(self.seed.get() + 1);
         VirtualRuntime::on_clock(self.clock.clone(), self.seed.get() * 0x9E37_79B9)
     }
