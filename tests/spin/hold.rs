@@ -95,6 +95,9 @@ environment = {{ CONNECTION_STRING = "{storage}", CONTAINER = "hold", SLOW_URL =
     )
 }
 
+/// Whether a fleet has started, so wasmtime's cache holds the composed app (see `Fleet::start`).
+static WARM: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
+
 /// A request head's header, by name.
 fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
     head.lines()
@@ -124,8 +127,14 @@ impl Fleet {
         let proxy = CountingProxy::start(azurite.port);
         let slow = SlowServer::start();
         let dir = scratch(name);
-        let started = Instant::now();
         let mut links = Vec::new();
+        // Spin compiles the composed app when it starts and keeps the result in wasmtime's
+        // cache. Nine replicas (three tests) compiling at once starved the real-time stories
+        // running beside them in a CI run, so the first replica of the first fleet compiles
+        // alone, and every other replica finds the cache warm.
+        let warming = WARM.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let warm = *warming;
+        let mut warming = Some(warming);
         let replicas = (0..3)
             .map(|i| {
                 let replica = dir.join(format!("replica-{i}"));
@@ -140,9 +149,22 @@ impl Fleet {
                     ["up", "-f", manifest.to_str().unwrap(), "--log-dir", logs.to_str().unwrap()];
                 let env = [("SPIN_DATA_DIR".to_string(), data.display().to_string())];
                 let life = SLOW + Duration::from_secs(60);
-                (Background::start(&spin, &args, &env, &replica.join("spin.out"), life), replica)
+                let spin_up =
+                    Background::start(&spin, &args, &env, &replica.join("spin.out"), life);
+                if !warm && i == 0 {
+                    let log = replica.join("logs/hold-job_stdout.txt");
+                    let until = Instant::now() + Duration::from_secs(60);
+                    while Instant::now() < until && !log.is_file() {
+                        std::thread::sleep(Duration::from_millis(200));
+                    }
+                }
+                if let Some(mut warming) = warming.take().filter(|_| i == 0) {
+                    *warming = true;
+                }
+                (spin_up, replica)
             })
             .collect();
+        let started = Instant::now();
         Fleet { replicas, links, proxy, azurite, slow, dir, started }
     }
 

@@ -26,11 +26,11 @@ pub fn tests() -> Vec<traffic_cop_testbed::runner::Test> {
     // rather than finish alone at the end.
     let tests = [
         real_spin::tests(),
-        hold::tests(),
         prometheus::tests(),
         schedule_change::tests(),
         chaos::tests(),
         guests::tests(),
+        hold::tests(),
         operator::tests(),
         catchup::tests(),
         templates::tests(),
