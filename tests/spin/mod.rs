@@ -30,7 +30,6 @@ pub fn tests() -> Vec<traffic_cop_testbed::runner::Test> {
         schedule_change::tests(),
         chaos::tests(),
         guests::tests(),
-        hold::tests(),
         operator::tests(),
         catchup::tests(),
         templates::tests(),
@@ -40,6 +39,9 @@ pub fn tests() -> Vec<traffic_cop_testbed::runner::Test> {
         story_checks::tests(),
         check_settings::tests(),
         registry::tests(),
+        // Last: three fleets of the async app overlapping the real-time stories above (a
+        // paused leader's timing, a tick's run) failed them in CI runs; by now those are done.
+        hold::tests(),
     ];
     tests.concat()
 }
