@@ -5,7 +5,7 @@
 
 use crate::support::fake_service::FakeService;
 use crate::support::hooked::{step, Hooked};
-use crate::support::{epoch, VirtualRuntime, EMULATOR};
+use crate::support::{epoch, poll_to_end, VirtualRuntime, EMULATOR};
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::pin;
@@ -112,21 +112,11 @@ impl Run {
     /// `hold` to its end, on a client of its own (as the component's call is).
     fn hold(&self, link: &mut Link) -> Result<(), Error> {
         let mut client = client(&self.service, &self.clock, 2);
-        run(guard::hold(&mut client, link, &self.ticket, &self.held))
+        poll_to_end(guard::hold(&mut client, link, &self.ticket, &self.held))
     }
 
     fn seconds(&self, since: SystemTime) -> f64 {
         self.clock.get().duration_since(since).unwrap().as_secs_f64()
-    }
-}
-
-fn run<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(future);
-    let mut context = Context::from_waker(Waker::noop());
-    loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut context) {
-            return output;
-        }
     }
 }
 

@@ -160,3 +160,16 @@ impl Runtime for VirtualRuntime {
         x.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 }
+
+/// Runs a future whose waits all end on a virtual clock (they are ready when polled): polls it
+/// to the end with a waker nobody needs, as `traffic_cop::transport::run_blocking` does for
+/// the library.
+pub fn poll_to_end<F: std::future::Future>(future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    loop {
+        if let std::task::Poll::Ready(output) = future.as_mut().poll(&mut context) {
+            return output;
+        }
+    }
+}

@@ -10,7 +10,7 @@ mod cache;
 mod check;
 mod metrics;
 mod operator;
-mod result;
+pub mod result;
 pub mod routes;
 mod settings;
 mod tick;
@@ -19,7 +19,8 @@ mod words;
 
 pub use board::{list, BoardRow, Snapshot};
 pub use settings::{BadVariable, Settings};
-pub use tick::{tick, TickReport};
+pub use tick::{janitor, tick, Grant, TickReport};
+pub use words::describe;
 
 wit_bindgen::generate!({ world: "guard-client", path: "../wit", generate_all });
 

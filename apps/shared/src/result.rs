@@ -5,14 +5,20 @@
 //! The blob is a short history, one `token holder due-second` line per accepted write (the
 //! last 50), so anyone reading it can see the order the store accepted results in.
 
-use crate::guard::{self, FencedError, Ticket};
+use crate::guard::{self, FencedError, FencedWrite};
+use crate::tick::Grant;
 use crate::Settings;
 
 const KEEP: usize = 50;
 
 /// Appends this run's line to the stored history under the run's fencing token; says what
 /// happened, for the tick's log line.
-pub fn write_result(settings: &Settings, ticket: &Ticket) -> String {
+/// `write` is the guard version's fenced write under the run's token.
+pub fn write_result(
+    settings: &Settings,
+    grant: &Grant,
+    write: impl FnOnce(&str, &[u8]) -> Result<FencedWrite, FencedError>,
+) -> String {
     let name = format!("results/{}", settings.lock);
     let previous = match guard::read_fenced(&settings.location(), &name) {
         Ok(found) => found.map(|data| String::from_utf8_lossy(&data.contents).into_owned()),
@@ -21,13 +27,13 @@ pub fn write_result(settings: &Settings, ticket: &Ticket) -> String {
     let mut lines: Vec<String> = previous.unwrap_or_default().lines().map(str::to_string).collect();
     lines.push(format!(
         "{} {} {}",
-        ticket.fencing_token,
+        grant.fencing_token,
         settings.holder,
-        ticket.past_due.due_at_ms / 1000
+        grant.past_due.due_at_ms / 1000
     ));
     let from = lines.len().saturating_sub(KEEP);
     let contents = lines[from..].join("\n") + "\n";
-    match guard::write_fenced(ticket, &name, contents.as_bytes()) {
+    match write(&name, contents.as_bytes()) {
         Ok(written) => format!("result written with token {}", written.fencing_token),
         Err(FencedError::StaleFencingToken(stale)) => format!(
             "result write refused: stale fencing token {} < {}",

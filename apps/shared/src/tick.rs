@@ -117,106 +117,137 @@ fn local(settings: &Settings, at_ms: u64) -> String {
         .map_or_else(|_| at_ms.to_string(), |t| t.local)
 }
 
+/// What a run's report says about its grant, whichever guard version granted it.
+pub struct Grant {
+    pub fencing_token: u64,
+    pub past_due: guard::PastDue,
+    pub manual_by: Option<String>,
+    pub previous_abandoned: bool,
+}
+
+impl TickReport {
+    /// A granted run's report, with what the job did (or why it stopped).
+    pub fn ran(settings: &Settings, grant: &Grant, detail: String) -> Self {
+        TickReport {
+            reason: None,
+            decision: "run",
+            due_at: Some(local(settings, grant.past_due.due_at_ms)),
+            fencing_token: Some(grant.fencing_token),
+            due_at_ms: Some(grant.past_due.due_at_ms),
+            late_by_ms: Some(grant.past_due.late_by_ms),
+            missed: Some(grant.past_due.missed),
+            manual_by: grant.manual_by.clone(),
+            previous_abandoned: grant.previous_abandoned,
+            ..TickReport::skip(settings, "", None, detail)
+        }
+    }
+
+    /// A skip's report (or, when a setting is at fault, the misconfiguration's).
+    pub fn skipped(settings: &Settings, reason: SkipReason) -> Self {
+        let skip = |reason, due, detail| TickReport::skip(settings, reason, due, detail);
+        let at = |ms: u64| shown(Some(ms), settings.zone());
+        match reason {
+            // Spin makes an instance per event, so a replica's earlier tick may still be
+            // working when its next one fires; naming ourselves as "another" holder would
+            // mislead.
+            SkipReason::HeldByOther(held) if held.holder.as_ref() == Some(&settings.holder) => {
+                let detail = format!(
+                    "the previous tick of this replica is still working (lease held by {} until it completes or expires)",
+                    settings.holder
+                );
+                skip("held-by-other", None, detail)
+            }
+            SkipReason::HeldByOther(held) => {
+                let detail = match (held.holder, held.since_ms) {
+                    (Some(by), Some(since)) => format!("held by {by}, running since {}", at(since)),
+                    (Some(by), None) => format!("held by {by}"),
+                    // The lease is taken and no run is recorded under it yet (a grant in
+                    // flight, or a run closing): nobody can be named.
+                    (None, _) => "held by another replica whose run is not recorded yet".into(),
+                };
+                skip("held-by-other", None, detail)
+            }
+            SkipReason::AlreadyRan(ran) => {
+                let by = ran.holder.unwrap_or_else(|| "a holder the record does not name".into());
+                let state = match (ran.running, ran.outcome) {
+                    (true, _) => "still running".to_string(),
+                    (false, Some(outcome)) => outcome,
+                    (false, None) => "ended".to_string(),
+                };
+                let detail = format!(
+                    "already ran for the due time {}: the run {by} started at {} ({state}); next due {}",
+                    at(ran.due_at_ms),
+                    at(ran.started_at_ms),
+                    at(ran.next_due_ms)
+                );
+                skip("already-ran", Some(ran.due_at_ms), detail)
+            }
+            SkipReason::TooLate(late) => {
+                let detail = format!(
+                    "too late: {} after the due time, past the starting deadline; next due {}",
+                    duration(late.late_by_ms),
+                    at(late.next_due_ms)
+                );
+                skip("too-late", Some(late.due_at_ms), detail)
+            }
+            SkipReason::NotDue(not_due) => {
+                let detail = format!("not due yet: next due {}", at(not_due.next_due_ms));
+                skip("not-due", Some(not_due.next_due_ms), detail)
+            }
+            SkipReason::Paused(paused) => {
+                let detail = format!(
+                    "paused by {} since {}: {}",
+                    paused.by,
+                    at(paused.since_ms),
+                    paused.reason
+                );
+                skip("paused", None, detail)
+            }
+            SkipReason::ScheduleConflict(conflict) => {
+                let detail = format!(
+                    "schedule conflict: the lock runs on {}, which is kept; this replica's is {}",
+                    conflict.recorded, conflict.ours
+                );
+                skip("schedule-conflict", None, detail)
+            }
+            SkipReason::Error(error) => {
+                // Misconfiguration is an error to fix, not a skip to wait out.
+                if let Some(bad) = crate::check::problems(settings).into_iter().next() {
+                    return TickReport::misconfigured(settings, &bad);
+                }
+                skip("error", None, format!("could not decide: {}", describe(&error)))
+            }
+        }
+    }
+}
+
+/// One tick under guard@0.3.0: the job keeps its lease with `keep-alive` between its steps.
 pub fn tick(settings: &Settings) -> TickReport {
-    let skip = |reason, due, detail| TickReport::skip(settings, reason, due, detail);
-    let at = |ms: u64| shown(Some(ms), settings.zone());
     let ticket = match guard::guarded_invoke(&settings.lock(), &settings.options()) {
         Decision::Run(ticket) => ticket,
-        // Spin makes an instance per event, so a replica's earlier tick may still be working
-        // when its next one fires; naming ourselves as "another" holder would mislead.
-        Decision::Skip(SkipReason::HeldByOther(held))
-            if held.holder.as_ref() == Some(&settings.holder) =>
-        {
-            let detail = format!(
-                "the previous tick of this replica is still working (lease held by {} until it completes or expires)",
-                settings.holder
-            );
-            return skip("held-by-other", None, detail);
-        }
-        Decision::Skip(SkipReason::HeldByOther(held)) => {
-            let detail = match (held.holder, held.since_ms) {
-                (Some(by), Some(since)) => format!("held by {by}, running since {}", at(since)),
-                (Some(by), None) => format!("held by {by}"),
-                // The lease is taken and no run is recorded under it yet (a grant in flight,
-                // or a run closing): nobody can be named.
-                (None, _) => "held by another replica whose run is not recorded yet".into(),
-            };
-            return skip("held-by-other", None, detail);
-        }
-        Decision::Skip(SkipReason::AlreadyRan(ran)) => {
-            let by = ran.holder.unwrap_or_else(|| "a holder the record does not name".into());
-            let state = match (ran.running, ran.outcome) {
-                (true, _) => "still running".to_string(),
-                (false, Some(outcome)) => outcome,
-                (false, None) => "ended".to_string(),
-            };
-            let detail = format!(
-                "already ran for the due time {}: the run {by} started at {} ({state}); next due {}",
-                at(ran.due_at_ms),
-                at(ran.started_at_ms),
-                at(ran.next_due_ms)
-            );
-            return skip("already-ran", Some(ran.due_at_ms), detail);
-        }
-        Decision::Skip(SkipReason::TooLate(late)) => {
-            let detail = format!(
-                "too late: {} after the due time, past the starting deadline; next due {}",
-                duration(late.late_by_ms),
-                at(late.next_due_ms)
-            );
-            return skip("too-late", Some(late.due_at_ms), detail);
-        }
-        Decision::Skip(SkipReason::NotDue(not_due)) => {
-            let detail = format!("not due yet: next due {}", at(not_due.next_due_ms));
-            return skip("not-due", Some(not_due.next_due_ms), detail);
-        }
-        Decision::Skip(SkipReason::Paused(paused)) => {
-            let detail =
-                format!("paused by {} since {}: {}", paused.by, at(paused.since_ms), paused.reason);
-            return skip("paused", None, detail);
-        }
-        Decision::Skip(SkipReason::ScheduleConflict(conflict)) => {
-            let detail = format!(
-                "schedule conflict: the lock runs on {}, which is kept; this replica's is {}",
-                conflict.recorded, conflict.ours
-            );
-            return skip("schedule-conflict", None, detail);
-        }
-        Decision::Skip(SkipReason::Error(error)) => {
-            // Misconfiguration is an error to fix, not a skip to wait out.
-            if let Some(bad) = crate::check::problems(settings).into_iter().next() {
-                return TickReport::misconfigured(settings, &bad);
-            }
-            return skip("error", None, format!("could not decide: {}", describe(&error)));
-        }
+        Decision::Skip(reason) => return TickReport::skipped(settings, reason),
     };
-    let report = |detail: String| TickReport {
-        reason: None,
-        decision: "run",
-        due_at: Some(local(settings, ticket.past_due.due_at_ms)),
-        fencing_token: Some(ticket.fencing_token),
-        due_at_ms: Some(ticket.past_due.due_at_ms),
-        late_by_ms: Some(ticket.past_due.late_by_ms),
-        missed: Some(ticket.past_due.missed),
+    let grant = Grant {
+        fencing_token: ticket.fencing_token,
+        past_due: ticket.past_due,
         manual_by: ticket.manual_by.clone(),
         previous_abandoned: ticket.previous_abandoned,
-        ..TickReport::skip(settings, "", None, detail)
     };
     if let Err(lost) = work(settings, &ticket) {
-        return report(lost);
+        return TickReport::ran(settings, &grant, lost);
     }
-    let (outcome, detail) = match janitor(settings) {
-        Ok(summary) => (Outcome::Success, summary),
-        Err(error) => (Outcome::Failure(error.clone()), format!("job failed: {error}")),
-    };
+    let (outcome, detail) = janitor(settings);
     // After the work, before `complete`: the write is fenced by the run's token, so a run
     // that overshot its lease is refused here rather than overwriting a newer result.
-    let detail = format!("{detail}; {}", crate::result::write_result(settings, &ticket));
+    let written = crate::result::write_result(settings, &grant, |name, contents| {
+        guard::write_fenced(&ticket, name, contents)
+    });
+    let detail = format!("{detail}; {written}");
     let detail = match guard::complete(&ticket, &outcome) {
         Ok(()) => detail,
         Err(error) => format!("{detail}; complete failed: {}", describe(&error)),
     };
-    report(detail)
+    TickReport::ran(settings, &grant, detail)
 }
 
 /// The long part of the job: works in small steps and keeps the lease alive when due; stops
@@ -254,7 +285,15 @@ fn work(settings: &Settings, ticket: &guard::Ticket) -> Result<(), String> {
     Ok(())
 }
 
-fn janitor(settings: &Settings) -> Result<String, String> {
+/// The job itself: its outcome, and what it found (or why it failed) for the report.
+pub fn janitor(settings: &Settings) -> (Outcome, String) {
+    match janitor_report(settings) {
+        Ok(summary) => (Outcome::Success, summary),
+        Err(error) => (Outcome::Failure(error.clone()), format!("job failed: {error}")),
+    }
+}
+
+fn janitor_report(settings: &Settings) -> Result<String, String> {
     let rows: Vec<BoardRow> = guard::board(&settings.location())
         .map_err(|e| describe(&e))?
         .locks

@@ -65,7 +65,9 @@ pub fn async_components() -> (PathBuf, PathBuf) {
 pub fn assert_app_built() {
     lease_component();
     let root = crate::repo_root();
-    for app in ["cron-job", "http-job"] {
+    // The async cron component and its lease component: spin.toml's `# async:` lines.
+    async_components();
+    for app in ["cron-job", "cron-job-async", "http-job"] {
         assert_fresh(
             &app_wasm(&app.replace('-', "_")),
             &[

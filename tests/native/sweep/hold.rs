@@ -7,11 +7,10 @@
 
 use super::faulty::{Fault, Faulty, FAULTS};
 use super::stage::{lock, Stage, CONTAINER};
+use crate::support::poll_to_end;
 use std::cell::RefCell;
 use std::future::Future;
-use std::pin::pin;
 use std::rc::Rc;
-use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 use traffic_cop::guard::{self, Decision, GuardOptions, Held, Ticket};
 use traffic_cop::transport::TransportError;
@@ -66,16 +65,6 @@ impl AsyncTransport for Watched<'_> {
     }
 }
 
-fn run<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(future);
-    let mut context = Context::from_waker(Waker::noop());
-    loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut context) {
-            return output;
-        }
-    }
-}
-
 /// One case: the violations, how many requests `hold` sent, and what it answered.
 fn case(faults: &[(usize, Fault)]) -> (Vec<String>, usize, Result<(), Error>) {
     let stage = Stage::new();
@@ -95,7 +84,7 @@ fn case(faults: &[(usize, Fault)]) -> (Vec<String>, usize, Result<(), Error>) {
         closes_at: stage.clock.get() + HELD,
         wrong: wrong.clone(),
     };
-    let answer = run(guard::hold(&mut stage.faulty_client(), &mut link, &ticket, &held));
+    let answer = poll_to_end(guard::hold(&mut stage.faulty_client(), &mut link, &ticket, &held));
     let sent = stage.faulty.log().len();
     let wrong = wrong.take();
     (

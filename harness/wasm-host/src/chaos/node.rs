@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use traffic_cop_testbed::azurite::{connection_string_for_port, Azurite};
 use traffic_cop_testbed::faults::{FaultPlan, FaultProxy};
-use traffic_cop_testbed::spin::{manifest_copy, Launch, SpinReplica};
+use traffic_cop_testbed::spin::{manifest_copy_with, CronComponent, Launch, SpinReplica};
 use traffic_cop_testbed::EMULATOR_KEY_B64;
 
 /// The app writes its result to the fenced blob `results/<lock>` (see apps/shared/src/tick.rs).
@@ -50,9 +50,12 @@ impl Node {
         let launch = Launch {
             spin: config.spin.clone(),
             data_dir: Some(data.clone()),
-            manifest: manifest_copy(
+            // trigger-cron 0.5.0 replicas run the async cron component (guard@0.4.0's
+            // `hold`), 0.3.0 ones the WASI 0.2 one: one lock, both guard versions.
+            manifest: manifest_copy_with(
                 &config.dir.join(format!("app-{version}")),
                 &format!("*/{} * * * * *", config.interval),
+                CronComponent::for_line(version),
             ),
             component: None,
             lifetime: config.max_length + Duration::from_secs(300),

@@ -6,6 +6,9 @@
 //! - takeover time after a crash (lease expiry) and after a graceful release;
 //! - waiting for a held lock (`wait-ms`): requests per second while waiting, release to grant;
 //! - per tick under the real Spin (when found): trigger to answer for a leader and a follower;
+//! - the async guard (guard@0.4.0's `hold`) beside the WASI 0.2 one: both lease components'
+//!   compile and load times, and the app's cron component both ways under Spin 4.0.2 with
+//!   trigger-cron 0.5.0 (start, a follower's tick, renewals, a 30 s job's overhead);
 //! - the blackboard at scale: 16 workers claiming 1,000 and 10,000 items, against the naive
 //!   baseline (every worker tries every item) at 1,000.
 //!
@@ -14,6 +17,7 @@
 
 mod blackboard;
 mod floor;
+mod spin_hold;
 mod spin_tick;
 mod split;
 mod waiting;
@@ -166,6 +170,8 @@ fn main() {
     takeover(&connection_string);
     waiting::run(azurite.port);
     spin_tick::per_tick(azurite.port);
+    spin_hold::compile_both();
+    spin_hold::hold_beside_keep_alive(azurite.port);
     if items > 0 {
         blackboard(azurite.port, items);
     }
