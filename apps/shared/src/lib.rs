@@ -8,6 +8,7 @@ mod board;
 mod board_html;
 mod cache;
 mod check;
+mod holding;
 mod metrics;
 mod operator;
 pub mod result;
@@ -18,6 +19,7 @@ mod token;
 mod words;
 
 pub use board::{list, BoardRow, Snapshot};
+pub use holding::{run_holding, Holding};
 pub use settings::{BadVariable, Settings};
 pub use tick::{janitor, tick, Grant, TickReport};
 pub use words::describe;
@@ -27,6 +29,7 @@ wit_bindgen::generate!({ world: "guard-client", path: "../wit", generate_all });
 pub use traffic_cop::lease0_1_0::lease;
 pub use traffic_cop::lease0_2_0::identity;
 pub use traffic_cop::lease0_3_0::guard;
+pub use traffic_cop::lease0_4_0::guard as guard_v4;
 
 /// A trigger's tick time (Unix seconds) as people read it: ISO 8601 in UTC.
 pub fn tick_time(unix_seconds: u64) -> String {

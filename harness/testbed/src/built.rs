@@ -61,13 +61,25 @@ pub fn async_components() -> (PathBuf, PathBuf) {
     (lease, job)
 }
 
+/// The test job of tests/spin/wrapper.rs (harness/cron-handler), a plain cron handler,
+/// checked against its sources; the wrapper itself is checked with the app's components.
+pub fn cron_handler() -> PathBuf {
+    let root = crate::repo_root();
+    let job = app_wasm("cron_handler");
+    assert_fresh(
+        &job,
+        &[root.join("harness/cron-handler/src"), root.join("harness/cron-handler/wit")],
+    );
+    job
+}
+
 /// Fails when the components `spin up` would load are missing or older than their sources.
 pub fn assert_app_built() {
     lease_component();
     let root = crate::repo_root();
     // The async cron component and its lease component: spin.toml's `# async:` lines.
     async_components();
-    for app in ["cron-job", "cron-job-async", "http-job"] {
+    for app in ["cron-job", "cron-job-async", "cron-wrapper-async", "http-job"] {
         assert_fresh(
             &app_wasm(&app.replace('-', "_")),
             &[

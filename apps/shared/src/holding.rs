@@ -1,0 +1,51 @@
+//! A run under guard@0.4.0, for the async components: decide, then the work beside the
+//! ticket's `hold`, whichever ends first. `hold` renews the lease meanwhile and ends first only
+//! when the job must stop; the work's future is then dropped at its current await.
+
+use crate::guard_v4::{self, Decision, Ticket};
+use crate::{describe, Grant, Settings, TickReport};
+use futures::future::{select, Either};
+use std::future::Future;
+use std::pin::pin;
+
+pub enum Holding<T> {
+    /// Not this replica's turn, or the settings cannot be used: the report says which.
+    Skipped(TickReport),
+    /// The lease was lost while the work ran, and the work was dropped. The run is left open
+    /// for the next one to report abandoned, as the sync components leave a lost run.
+    Stopped(TickReport),
+    /// The work ended with the lease held: the ticket, to `complete`, and the work's answer.
+    Worked { ticket: Ticket, grant: Grant, output: T },
+}
+
+/// `work` gets the run's grant (its due time, token, what it catches up for).
+pub async fn run_holding<F: Future>(
+    settings: &Settings,
+    work: impl FnOnce(&Grant) -> F,
+) -> Holding<F::Output> {
+    let ticket = match guard_v4::guarded_invoke(&settings.lock(), &settings.options()) {
+        Decision::Run(ticket) => ticket,
+        Decision::Skip(skipped) => {
+            return Holding::Skipped(TickReport::skipped(settings, skipped.reason))
+        }
+    };
+    let details = ticket.details();
+    let grant = Grant {
+        fencing_token: details.fencing_token,
+        past_due: details.past_due,
+        manual_by: details.manual_by,
+        previous_abandoned: details.previous_abandoned,
+    };
+    let output = match select(pin!(ticket.hold()), pin!(work(&grant))).await {
+        Either::Left((ended, _)) => {
+            let why = match ended {
+                Err(lost) => describe(&lost),
+                Ok(()) => "the run was closed under it".into(),
+            };
+            let detail = format!("stopped: lease lost during the work ({why})");
+            return Holding::Stopped(TickReport::ran(settings, &grant, detail));
+        }
+        Either::Right((output, _)) => output,
+    };
+    Holding::Worked { ticket, grant, output }
+}
