@@ -1,10 +1,13 @@
-//! The async cron wrapper on real Spin 4.0.2 with trigger-cron 0.5.0: a plain cron handler
-//! (harness/cron-handler, no traffic-cop call; it prints a line for every call) made a guarded
-//! singleton by spin.toml alone, the wrapper as the trigger's component and the handler as its
-//! `handle-cron-event` dependency (`{ component = "job" }`). Three replicas call the handler
-//! once per due time and never on a skip, and take over after the holder is SIGKILLed; a
-//! failing handler is recorded as a failure and a trapping one as abandoned; a handler that
-//! awaits longer than three lease periods runs once, its lease renewed by `hold`.
+//! The cron wrappers on real Spin: a plain cron handler (harness/cron-handler, no traffic-cop
+//! call; it prints a line for every call) made a guarded singleton by spin.toml alone, the
+//! wrapper as the trigger's component and the handler as its `handle-cron-event` dependency
+//! (`{ component = "job" }`). The async wrapper on Spin 4.0.2 with trigger-cron 0.5.0: three
+//! replicas call the handler once per due time and never on a skip, and take over after the
+//! holder is SIGKILLed; a failing handler is recorded as a failure and a trapping one as
+//! abandoned; a handler that awaits longer than three lease periods runs once, its lease
+//! renewed by `hold`. The sync wrapper with trigger-cron 0.3.0 on Spin 4.0.2 and 3.6.3: the same
+//! kill story; a stated job longer than the lease refused; and what a job longer than its lease
+//! does without renewal.
 
 use traffic_cop_testbed::needs::require;
 use traffic_cop_testbed::runner::Test;
@@ -15,7 +18,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use traffic_cop_testbed::azurite::{connection_string_for_port, Azurite};
 use traffic_cop_testbed::proxy::CountingProxy;
-use traffic_cop_testbed::spin::{cron_line, find_spin};
+use traffic_cop_testbed::spin::{cron_line, cron_line_in, find_spin, spin_3};
 use traffic_cop_testbed::EMULATOR_KEY_B64;
 
 const LEASE_SECONDS: u64 = 15;
@@ -39,6 +42,7 @@ holder = {{ default = "" }}
 lease_seconds = {{ default = "{LEASE_SECONDS}" }}
 schedule = {{ default = "*/3 * * * * *" }}
 time_zone = {{ default = "UTC" }}
+max_job_seconds = {{ default = "" }}
 
 [[trigger.cron]]
 component = "nightly"
@@ -57,6 +61,7 @@ holder = "{{{{ holder }}}}"
 lease_seconds = "{{{{ lease_seconds }}}}"
 schedule = "{{{{ schedule }}}}"
 time_zone = "{{{{ time_zone }}}}"
+max_job_seconds = "{{{{ max_job_seconds }}}}"
 [component.nightly.dependencies]
 "traffic-cop:lease" = {{ path = "{lease}" }}
 "handle-cron-event" = {{ component = "job" }}
@@ -86,22 +91,69 @@ struct Decision {
     detail: String,
 }
 
-impl Fleet {
-    /// `handler`: the handler's environment, as TOML inline-table entries.
-    fn start(name: &str, replicas: usize, handler: &str) -> Fleet {
+/// What a fleet runs: the Spin CLI and plugin line, the wrapper, its lease component and the
+/// wrapped job.
+struct Wrapping {
+    spin: PathBuf,
+    data: PathBuf,
+    wrapper: PathBuf,
+    lease: PathBuf,
+    job: PathBuf,
+}
+
+impl Wrapping {
+    /// The async wrapper on Spin 4 with trigger-cron 0.5.0.
+    fn async_on_spin_4() -> Wrapping {
         let spin = require("real spin (wrapper)", find_spin());
         let data = require("real spin (wrapper, cron 0.5.0)", cron_line("0.5.0"));
+        traffic_cop_testbed::built::assert_app_built();
         let (lease, _) = traffic_cop_testbed::built::async_components();
-        let wrapper = traffic_cop_testbed::built::app_wasm("cron_wrapper_async");
-        let job = traffic_cop_testbed::built::cron_handler();
+        Wrapping {
+            spin,
+            data,
+            wrapper: traffic_cop_testbed::built::app_wasm("cron_wrapper_async"),
+            lease,
+            job: traffic_cop_testbed::built::cron_handler("async"),
+        }
+    }
+
+    /// The sync wrapper under `spin` with trigger-cron 0.3.0 in `data`.
+    fn sync_on(spin: PathBuf, data: PathBuf) -> Wrapping {
+        traffic_cop_testbed::built::assert_app_built();
+        Wrapping {
+            spin,
+            data,
+            wrapper: traffic_cop_testbed::built::app_wasm("cron_wrapper"),
+            lease: traffic_cop_testbed::built::lease_component(),
+            job: traffic_cop_testbed::built::cron_handler("sync"),
+        }
+    }
+
+    fn sync_on_spin_4() -> Wrapping {
+        let spin = require("real spin (sync wrapper)", find_spin());
+        let data = require("real spin (sync wrapper, cron 0.3.0)", cron_line("0.3.0"));
+        Wrapping::sync_on(spin, data)
+    }
+}
+
+impl Fleet {
+    /// `handler`: the handler's environment, as TOML inline-table entries; `variables`: more
+    /// `SPIN_VARIABLE_`s for every replica.
+    fn start(
+        name: &str,
+        how: Wrapping,
+        replicas: usize,
+        handler: &str,
+        variables: &[(&str, &str)],
+    ) -> Fleet {
         let azurite = Azurite::start();
         let proxy = CountingProxy::start(azurite.port);
         let dir = scratch(name);
         let storage = connection_string_for_port(proxy.port, EMULATOR_KEY_B64);
         let manifest = dir.join("spin.toml");
         let path = |p: &PathBuf| p.display().to_string();
-        let text = spin_toml(&path(&wrapper), &path(&lease), &path(&job), &storage, handler);
-        std::fs::write(&manifest, text).unwrap();
+        let (wrapper, lease, job) = (path(&how.wrapper), path(&how.lease), path(&how.job));
+        std::fs::write(&manifest, spin_toml(&wrapper, &lease, &job, &storage, handler)).unwrap();
         let mut fleet = Fleet {
             replicas: Vec::new(),
             dirs: Vec::new(),
@@ -115,22 +167,18 @@ impl Fleet {
             let logs = replica.join("logs");
             let args =
                 ["up", "-f", manifest.to_str().unwrap(), "--log-dir", logs.to_str().unwrap()];
-            let env = [
-                ("SPIN_DATA_DIR".to_string(), data.display().to_string()),
+            let endpoint = format!("http://127.0.0.1:{}", fleet.proxy.port);
+            let mut env = vec![
+                ("SPIN_DATA_DIR".to_string(), how.data.display().to_string()),
                 ("SPIN_VARIABLE_HOLDER".to_string(), format!("replica-{i}")),
-                (
-                    "SPIN_VARIABLE_STORAGE_ENDPOINT".to_string(),
-                    format!("http://127.0.0.1:{}", fleet.proxy.port),
-                ),
+                ("SPIN_VARIABLE_STORAGE_ENDPOINT".to_string(), endpoint),
             ];
+            for (name, value) in variables {
+                env.push((format!("SPIN_VARIABLE_{}", name.to_uppercase()), value.to_string()));
+            }
             let life = Duration::from_secs(180);
-            fleet.replicas.push(Some(Background::start(
-                &spin,
-                &args,
-                &env,
-                &replica.join("spin.out"),
-                life,
-            )));
+            let out = replica.join("spin.out");
+            fleet.replicas.push(Some(Background::start(&how.spin, &args, &env, &out, life)));
             fleet.dirs.push(replica);
             // The first replica compiles the composed app alone; the others find wasmtime's
             // cache warm (nine compiling at once starved the real-time stories beside them).
@@ -143,6 +191,10 @@ impl Fleet {
         }
         fleet.started = Instant::now();
         fleet
+    }
+
+    fn spin_out(&self, replica: usize) -> String {
+        std::fs::read_to_string(self.dirs[replica].join("spin.out")).unwrap_or_default()
     }
 
     fn stdout(&self, replica: usize) -> String {
@@ -197,8 +249,9 @@ impl Fleet {
     }
 
     fn said(&self) -> String {
-        let logs: Vec<String> =
-            (0..self.dirs.len()).map(|i| format!("{}{}", self.stdout(i), self.stderr(i))).collect();
+        let logs: Vec<String> = (0..self.dirs.len())
+            .map(|i| format!("{}{}{}", self.stdout(i), self.stderr(i), self.spin_out(i)))
+            .collect();
         format!("{logs:#?}")
     }
 
@@ -217,8 +270,10 @@ fn calls_by_due(calls: &[Vec<u64>]) -> BTreeMap<u64, usize> {
     by_due
 }
 
-fn wrapped_replicas_call_the_handler_once_per_due_time_and_take_over_after_a_kill() {
-    let mut fleet = Fleet::start("wrapper-kill", 3, r#"HANDLER_MODE = "ok", HANDLER_MS = "1500""#);
+/// Three replicas, a 1.5 s job, a SIGKILL of the holder mid-run and the takeover.
+fn kill_story(name: &str, how: Wrapping, what: &str) {
+    let handler = r#"HANDLER_MODE = "ok", HANDLER_MS = "1500""#;
+    let mut fleet = Fleet::start(name, how, 3, handler, &[]);
     // A replica whose handler was called more often than it reported runs: it is mid-run.
     let running = |fleet: &Fleet| {
         let decisions = fleet.decisions();
@@ -258,15 +313,67 @@ fn wrapped_replicas_call_the_handler_once_per_due_time_and_take_over_after_a_kil
     let skips = decisions.iter().filter(|d| !d.run).count();
     assert!(skips >= 5, "the followers skipped only {skips} times: {said}");
     eprintln!(
-        "measured: {} handler calls, one per due time; {skips} skips; replica-{victim} killed \
-         mid-run at {:.0} s, taken over after its lease",
+        "measured, {what}: {} handler calls, one per due time; {skips} skips; replica-{victim} \
+         killed mid-run at {:.0} s, taken over after its lease",
         by_due.len(),
         killed_at.as_secs_f64()
     );
 }
 
+fn wrapped_replicas_call_the_handler_once_per_due_time_and_take_over_after_a_kill() {
+    kill_story("wrapper-kill", Wrapping::async_on_spin_4(), "async wrapper, trigger-cron 0.5.0");
+}
+
+fn sync_wrapped_replicas_on_trigger_cron_0_3_0_do_the_same() {
+    let what = "sync wrapper, Spin 4.0.2, trigger-cron 0.3.0";
+    kill_story("wrapper-sync-kill", Wrapping::sync_on_spin_4(), what);
+}
+
+fn sync_wrapped_replicas_on_spin_3_6_3_do_the_same() {
+    let (spin, data) = require("real spin 3.6.3 (sync wrapper)", spin_3());
+    let data = require("real spin 3.6.3 (sync wrapper, cron 0.3.0)", cron_line_in(&data, "0.3.0"));
+    let what = "sync wrapper, Spin 3.6.3, trigger-cron 0.3.0";
+    kill_story("wrapper-sync-kill-3", Wrapping::sync_on(spin, data), what);
+}
+
+/// A stated job longer than the lease is refused before anything is asked of storage.
+fn the_sync_wrapper_refuses_a_lease_shorter_than_the_stated_job() {
+    let vars = [("max_job_seconds", "30")];
+    let fleet = Fleet::start("wrapper-sync-refuses", Wrapping::sync_on_spin_4(), 1, "", &vars);
+    let refused = fleet.wait(Duration::from_secs(20), |f| {
+        f.stderr(0).contains("set the `max_job_seconds` variable: 30 s is longer than the lease")
+    });
+    let said = fleet.said();
+    let (calls, requests) = (fleet.calls(), fleet.proxy.requests());
+    fleet.stop();
+    assert!(refused, "{said}");
+    assert!(calls[0].is_empty(), "the handler was called: {said}");
+    assert_eq!(requests, 0, "storage was asked: {said}");
+}
+
+/// What the limit means: a sync job longer than its lease (20 s under 15 s) is not renewed, so
+/// another replica takes over while it still runs. Its report says it outlived its lease, and
+/// its `complete` is refused.
+fn a_sync_wrapped_job_longer_than_its_lease_says_so_when_taken_over() {
+    let handler = r#"HANDLER_MODE = "ok", HANDLER_MS = "20000""#;
+    let fleet = Fleet::start("wrapper-sync-long", Wrapping::sync_on_spin_4(), 2, handler, &[]);
+    let done = fleet.wait(Duration::from_secs(60), |f| {
+        f.decisions().iter().any(|d| d.run && d.detail.contains("outlived its lease"))
+    });
+    let said = fleet.said();
+    let (calls, decisions) = (fleet.calls(), fleet.decisions());
+    fleet.stop();
+    assert!(done, "no run said it outlived its lease: {said}");
+    let long = decisions.iter().find(|d| d.detail.contains("outlived its lease")).unwrap();
+    assert!(long.detail.contains("complete failed"), "{long:?}");
+    let other = 1 - long.replica;
+    assert!(!calls[other].is_empty(), "nobody took over while it ran: {said}");
+    eprintln!("measured: {}", long.detail);
+}
+
 fn a_wrapped_handler_that_fails_is_recorded_and_one_that_traps_is_abandoned() {
-    let fleet = Fleet::start("wrapper-outcomes", 1, r#"HANDLER_MODE = "cycle""#);
+    let how = Wrapping::async_on_spin_4();
+    let fleet = Fleet::start("wrapper-outcomes", how, 1, r#"HANDLER_MODE = "cycle""#, &[]);
     // `cycle` answers by the due time: ok, fail, trap in turn (timestamp / 3 % 3).
     let mode = |due: u64| ["ok", "fail", "trap"][(due / 3 % 3) as usize];
     let trapped = |f: &Fleet| f.calls()[0].iter().copied().find(|&due| mode(due) == "trap");
@@ -299,7 +406,8 @@ fn a_wrapped_handler_that_fails_is_recorded_and_one_that_traps_is_abandoned() {
 }
 
 fn a_wrapped_handler_awaiting_three_lease_periods_runs_once_and_keeps_its_lease() {
-    let fleet = Fleet::start("wrapper-long", 3, r#"HANDLER_MODE = "ok", HANDLER_MS = "50000""#);
+    let handler = r#"HANDLER_MODE = "ok", HANDLER_MS = "50000""#;
+    let fleet = Fleet::start("wrapper-long", Wrapping::async_on_spin_4(), 3, handler, &[]);
     let done = fleet.wait(Duration::from_secs(100), |f| f.decisions().iter().any(|d| d.run));
     let said = fleet.said();
     let (calls, decisions, heads) = (fleet.calls(), fleet.decisions(), fleet.proxy.heads());
@@ -328,6 +436,10 @@ fn a_wrapped_handler_awaiting_three_lease_periods_runs_once_and_keeps_its_lease(
 pub fn tests() -> Vec<Test> {
     traffic_cop_testbed::tests![
         wrapped_replicas_call_the_handler_once_per_due_time_and_take_over_after_a_kill,
+        sync_wrapped_replicas_on_trigger_cron_0_3_0_do_the_same,
+        sync_wrapped_replicas_on_spin_3_6_3_do_the_same,
+        the_sync_wrapper_refuses_a_lease_shorter_than_the_stated_job,
+        a_sync_wrapped_job_longer_than_its_lease_says_so_when_taken_over,
         a_wrapped_handler_that_fails_is_recorded_and_one_that_traps_is_abandoned,
         a_wrapped_handler_awaiting_three_lease_periods_runs_once_and_keeps_its_lease,
     ]

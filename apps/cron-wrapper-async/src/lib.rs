@@ -9,7 +9,6 @@ wit_bindgen::generate!({ world: "cron-wrapper-async", path: "../wit", generate_a
 
 use traffic_cop_app::guard::Outcome;
 use traffic_cop_app::{describe, run_holding, Holding, Settings, TickReport};
-use wasi::config::store;
 
 struct Wrapper;
 
@@ -18,7 +17,7 @@ export!(Wrapper);
 impl Guest for Wrapper {
     async fn handle_cron_event(metadata: Metadata) -> Result<(), Error> {
         let prefix = format!("cron tick {}: ", traffic_cop_app::tick_time(metadata.timestamp));
-        let settings = Settings::from_lookup(config).map_err(|bad| {
+        let settings = Settings::from_wasi_config().map_err(|bad| {
             eprintln!("{prefix}error: {bad}");
             Error::Other(bad.to_string())
         })?;
@@ -28,15 +27,6 @@ impl Guest for Wrapper {
             return Err(Error::Other(report.detail));
         }
         answer
-    }
-}
-
-/// One setting, by its variable's name.
-fn config(name: &str) -> Result<String, String> {
-    match store::get(name) {
-        Ok(Some(value)) => Ok(value),
-        Ok(None) => Err("not set".into()),
-        Err(store::Error::Upstream(why) | store::Error::Io(why)) => Err(why),
     }
 }
 

@@ -18,11 +18,11 @@ mod tick;
 mod token;
 mod words;
 
-pub use board::{list, BoardRow, Snapshot};
+pub use board::{list, now_ms, BoardRow, Snapshot};
 pub use holding::{run_holding, Holding};
 pub use settings::{BadVariable, Settings};
 pub use tick::{janitor, tick, Grant, TickReport};
-pub use words::describe;
+pub use words::{describe, duration};
 
 wit_bindgen::generate!({ world: "guard-client", path: "../wit", generate_all });
 

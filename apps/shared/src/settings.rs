@@ -1,5 +1,6 @@
-//! Settings from Spin variables (`[component.X.variables]` in spin.toml), validated here so a
-//! misconfigured app says which variable is wrong.
+//! Settings from Spin variables (`[component.X.variables]` in spin.toml), or through
+//! `wasi:config/store` for the wrappers, validated here so a misconfigured app says which
+//! variable is wrong.
 
 use crate::guard::{Cron, GuardOptions, Location, Overlap, Schedule};
 use crate::lease::Lock;
@@ -48,6 +49,9 @@ pub struct Settings {
     pub keep_token: bool,
     /// What the board's title calls the app; empty: the lock's name.
     pub app_name: String,
+    /// The sync wrapper's stated longest job: a lease shorter than it is refused, since
+    /// nothing renews the lease while a sync handler runs.
+    pub max_job_seconds: Option<u64>,
 }
 
 impl Settings {
@@ -55,6 +59,17 @@ impl Settings {
     /// instance, since a Spin replica has no name of its own.
     pub fn from_spin_variables() -> Result<Settings, BadVariable> {
         Settings::from_lookup(|name| spin_sdk::variables::get(name).map_err(|e| format!("{e}")))
+    }
+
+    /// Reads the settings through `wasi:config/store` (the wrappers: a standard interface that
+    /// Spin fills from the component's variables).
+    pub fn from_wasi_config() -> Result<Settings, BadVariable> {
+        use crate::wasi::config::store;
+        Settings::from_lookup(|name| match store::get(name) {
+            Ok(Some(value)) => Ok(value),
+            Ok(None) => Err("not set".into()),
+            Err(store::Error::Upstream(why) | store::Error::Io(why)) => Err(why),
+        })
     }
 
     pub fn from_lookup(
@@ -102,6 +117,7 @@ impl Settings {
                 .unwrap_or(5),
             keep_token: !matches!(optional("keep_token").as_str(), "false" | "0" | "off"),
             app_name: optional("app_name"),
+            max_job_seconds: number("max_job_seconds", optional("max_job_seconds"))?,
         };
         Ok(settings)
     }

@@ -125,6 +125,18 @@ pub struct Grant {
     pub previous_abandoned: bool,
 }
 
+impl Grant {
+    /// A guard@0.3.0 ticket's grant.
+    pub fn of(ticket: &guard::Ticket) -> Grant {
+        Grant {
+            fencing_token: ticket.fencing_token,
+            past_due: ticket.past_due,
+            manual_by: ticket.manual_by.clone(),
+            previous_abandoned: ticket.previous_abandoned,
+        }
+    }
+}
+
 impl TickReport {
     /// A granted run's report, with what the job did (or why it stopped).
     pub fn ran(settings: &Settings, grant: &Grant, detail: String) -> Self {
@@ -227,12 +239,7 @@ pub fn tick(settings: &Settings) -> TickReport {
         Decision::Run(ticket) => ticket,
         Decision::Skip(reason) => return TickReport::skipped(settings, reason),
     };
-    let grant = Grant {
-        fencing_token: ticket.fencing_token,
-        past_due: ticket.past_due,
-        manual_by: ticket.manual_by.clone(),
-        previous_abandoned: ticket.previous_abandoned,
-    };
+    let grant = Grant::of(&ticket);
     if let Err(lost) = work(settings, &ticket) {
         return TickReport::ran(settings, &grant, lost);
     }

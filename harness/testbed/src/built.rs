@@ -61,15 +61,14 @@ pub fn async_components() -> (PathBuf, PathBuf) {
     (lease, job)
 }
 
-/// The test job of tests/spin/wrapper.rs (harness/cron-handler), a plain cron handler,
-/// checked against its sources; the wrapper itself is checked with the app's components.
-pub fn cron_handler() -> PathBuf {
-    let root = crate::repo_root();
-    let job = app_wasm("cron_handler");
-    assert_fresh(
-        &job,
-        &[root.join("harness/cron-handler/src"), root.join("harness/cron-handler/wit")],
-    );
+/// A wrapped job of tests/spin/wrapper.rs (harness/cron-handler), a plain cron handler:
+/// `async` (spin:cron@3.0.0) or `sync` (fermyon:spin-cron@2.0.0), checked against its sources.
+/// The wrappers themselves are checked with the app's components.
+pub fn cron_handler(kind: &str) -> PathBuf {
+    let root = crate::repo_root().join("harness/cron-handler");
+    let name = if kind == "sync" { "cron_handler_sync" } else { "cron_handler" };
+    let job = app_wasm(name);
+    assert_fresh(&job, &[root.join(kind).join("src"), root.join("wit")]);
     job
 }
 
@@ -79,7 +78,7 @@ pub fn assert_app_built() {
     let root = crate::repo_root();
     // The async cron component and its lease component: spin.toml's `# async:` lines.
     async_components();
-    for app in ["cron-job", "cron-job-async", "cron-wrapper-async", "http-job"] {
+    for app in ["cron-job", "cron-job-async", "cron-wrapper", "cron-wrapper-async", "http-job"] {
         assert_fresh(
             &app_wasm(&app.replace('-', "_")),
             &[

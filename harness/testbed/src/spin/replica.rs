@@ -109,6 +109,11 @@ impl Launch {
 }
 
 impl SpinReplica {
+    /// The one component it runs (`-c`), if it runs only one.
+    pub fn launch_component(&self) -> Option<&str> {
+        self.launch.component.as_deref()
+    }
+
     /// Waits until Spin says it serves on its port and the port answers; on failure says what
     /// spin printed. The port was free when picked, but another process (a test's proxy or
     /// receiver) may take it before Spin binds: then Spin exits and another listener would

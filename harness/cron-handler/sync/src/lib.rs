@@ -1,24 +1,19 @@
-//! Prints `handler called for <timestamp>` on every call (the test counts them), then, by its
-//! environment: waits `HANDLER_MS`, and answers by `HANDLER_MODE`: `ok`, `fail` (an error),
-//! `trap` (a panic, which traps and takes the instance with it), or `cycle` (ok, fail, trap in
-//! turn by the due time: `timestamp / 3 % 3`).
+//! The sync twin of the async handler (`fermyon:spin-cron@2.0.0`): prints `handler called for
+//! <timestamp>` on every call, waits `HANDLER_MS` and answers by `HANDLER_MODE` (`ok`, `fail`,
+//! `trap`, `cycle`), as the async one does.
 
-wit_bindgen::generate!({ world: "cron-handler", path: "wit", generate_all });
-
-use wasi::clocks::monotonic_clock;
+wit_bindgen::generate!({ world: "cron-handler-sync", path: "../wit", generate_all });
 
 struct Handler;
 
 export!(Handler);
 
 impl Guest for Handler {
-    async fn handle_cron_event(metadata: Metadata) -> Result<(), Error> {
+    fn handle_cron_event(metadata: Metadata) -> Result<(), Error> {
         println!("handler called for {}", metadata.timestamp);
         let wait_ms: u64 =
             std::env::var("HANDLER_MS").ok().and_then(|ms| ms.parse().ok()).unwrap_or(0);
-        if wait_ms > 0 {
-            monotonic_clock::wait_for(wait_ms * 1_000_000).await;
-        }
+        std::thread::sleep(std::time::Duration::from_millis(wait_ms));
         let mode = std::env::var("HANDLER_MODE").unwrap_or_default();
         let mode = match mode.as_str() {
             "cycle" => ["ok", "fail", "trap"][(metadata.timestamp / 3 % 3) as usize],

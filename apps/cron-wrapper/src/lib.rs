@@ -1,0 +1,74 @@
+//! The sync cron wrapper (`fermyon:spin-cron@2.0.0`: trigger-cron 0.3.x/0.4.x on Spin 3 and 4;
+//! 0.5.0 calls it too): a guarded singleton made of any sync cron component, unchanged. As the
+//! async wrapper, with guard@0.3.0, and one difference that matters: a sync call blocks the
+//! instance, so nothing renews the lease while the wrapped handler runs. A job must end within
+//! its lease. `max_job_seconds` states how long it may take, and a lease shorter than that is
+//! refused; a run that outlived its lease anyway says so (another replica may have run).
+
+wit_bindgen::generate!({ world: "cron-wrapper", path: "../wit", generate_all });
+
+use traffic_cop_app::guard::{self, Decision, Outcome};
+use traffic_cop_app::{describe, duration, now_ms, BadVariable, Grant, Settings, TickReport};
+
+struct Wrapper;
+
+export!(Wrapper);
+
+impl Guest for Wrapper {
+    fn handle_cron_event(metadata: Metadata) -> Result<(), Error> {
+        let prefix = format!("cron tick {}: ", traffic_cop_app::tick_time(metadata.timestamp));
+        let settings = Settings::from_wasi_config().map_err(|bad| {
+            eprintln!("{prefix}error: {bad}");
+            Error::Other(bad.to_string())
+        })?;
+        let (report, answer) = tick(&settings);
+        report.print(&prefix);
+        if report.is_misconfigured() {
+            return Err(Error::Other(report.detail));
+        }
+        answer
+    }
+}
+
+/// The decision, and on a run the wrapped handler's answer, which the event returns too.
+fn tick(settings: &Settings) -> (TickReport, Result<(), Error>) {
+    let lease = u64::from(settings.lease_seconds);
+    if let Some(max) = settings.max_job_seconds.filter(|&max| max > lease) {
+        let message = format!(
+            "{max} s is longer than the lease ({lease} s), and nothing renews the lease while a \
+             sync handler runs: raise `lease_seconds` (at most 60) or use the async wrapper"
+        );
+        let bad = BadVariable { variable: "max_job_seconds", message };
+        return (TickReport::misconfigured(settings, &bad), Ok(()));
+    }
+    let ticket = match guard::guarded_invoke(&settings.lock(), &settings.options()) {
+        Decision::Run(ticket) => ticket,
+        Decision::Skip(reason) => return (TickReport::skipped(settings, reason), Ok(())),
+    };
+    let grant = Grant::of(&ticket);
+    // A grant that reached us only after its deadline (a paused host) is no grant.
+    if now_ms() >= ticket.deadline_ms {
+        let detail = "stopped before starting: the lease's deadline had passed".to_string();
+        return (TickReport::ran(settings, &grant, detail.clone()), Err(Error::Other(detail)));
+    }
+    // The due time the run is for, not the tick's time (see the async wrapper).
+    let answer = handle_cron_event(Metadata { timestamp: grant.past_due.due_at_ms / 1000 });
+    let (outcome, mut detail) = match &answer {
+        Ok(()) => (Outcome::Success, "the handler succeeded".to_string()),
+        Err(Error::Other(why)) => {
+            (Outcome::Failure(why.clone()), format!("the handler failed: {why}"))
+        }
+    };
+    let over = now_ms().saturating_sub(ticket.deadline_ms);
+    if over > 0 {
+        detail.push_str(&format!(
+            "; it outlived its lease by {}: another replica may have run meanwhile",
+            duration(over)
+        ));
+    }
+    let detail = match guard::complete(&ticket, &outcome) {
+        Ok(()) => detail,
+        Err(error) => format!("{detail}; complete failed: {}", describe(&error)),
+    };
+    (TickReport::ran(settings, &grant, detail), answer)
+}
