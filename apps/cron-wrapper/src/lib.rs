@@ -3,7 +3,7 @@
 //! async wrapper, with guard@0.3.0, and one difference that matters: a sync call blocks the
 //! instance, so nothing renews the lease while the wrapped handler runs. A job must end within
 //! its lease. `max_job_seconds` states how long it may take, and a lease shorter than that is
-//! refused; a run that outlived its lease anyway says so (another replica may have run).
+//! refused; a run that outlived its lease anyway says so (another run may have started).
 
 wit_bindgen::generate!({ world: "cron-wrapper", path: "../wit", generate_all });
 
@@ -62,7 +62,7 @@ fn tick(settings: &Settings) -> (TickReport, Result<(), Error>) {
     let over = now_ms().saturating_sub(ticket.deadline_ms);
     if over > 0 {
         detail.push_str(&format!(
-            "; it outlived its lease by {}: another replica may have run meanwhile",
+            "; it outlived its lease by {}: another run may have started meanwhile",
             duration(over)
         ));
     }
