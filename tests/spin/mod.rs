@@ -10,6 +10,7 @@ mod decisions;
 mod entra;
 mod guests;
 mod hold;
+mod http_wrapper;
 mod operator;
 mod otel;
 mod ports;
@@ -19,6 +20,7 @@ mod registry;
 mod schedule_change;
 mod story_checks;
 mod templates;
+mod wrapped_fleet;
 mod wrapper;
 
 pub fn tests() -> Vec<traffic_cop_testbed::runner::Test> {
@@ -44,6 +46,7 @@ pub fn tests() -> Vec<traffic_cop_testbed::runner::Test> {
         // paused leader's timing, a tick's run) failed them in CI runs; by now those are done.
         hold::tests(),
         wrapper::tests(),
+        http_wrapper::tests(),
     ];
     tests.concat()
 }

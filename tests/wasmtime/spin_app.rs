@@ -163,12 +163,14 @@ fn composition_satisfies_every_traffic_cop_import() {
 
 /// The cron wrappers ask their host for nothing Spin-specific: WASI (settings through
 /// `wasi:config/store`), the trigger's types, the guard, and the wrapped job's handler.
-fn the_cron_wrappers_import_nothing_spin_specific() {
+fn the_wrappers_import_nothing_spin_specific() {
     traffic_cop_testbed::built::assert_app_built();
     let engine = &Host::shared().engine;
-    for (name, cron_types) in [
-        ("cron_wrapper_async", "spin:cron/cron-types@3.0.0"),
-        ("cron_wrapper", "fermyon:spin-cron/cron-types@2.0.0"),
+    // Each wrapper, the trigger's types it uses, and the import the wrapped job fills.
+    for (name, trigger_types, job) in [
+        ("cron_wrapper_async", "spin:cron/cron-types@3.0.0", "handle-cron-event"),
+        ("cron_wrapper", "fermyon:spin-cron/cron-types@2.0.0", "handle-cron-event"),
+        ("http_wrapper_async", "wasi:http/types@", "wasi:http/handler@0.3.0-rc-2026-03-15"),
     ] {
         let wrapper = traffic_cop_wasm_host::wasmtime::component::Component::from_file(
             engine,
@@ -177,14 +179,14 @@ fn the_cron_wrappers_import_nothing_spin_specific() {
         .unwrap();
         let imports: Vec<String> =
             wrapper.component_type().imports(engine).map(|(n, _)| n.to_string()).collect();
-        let standard = ["wasi:", cron_types, "handle-cron-event", "traffic-cop:lease/"];
+        let standard = ["wasi:", trigger_types, job, "traffic-cop:lease/"];
         let other: Vec<&String> =
             imports.iter().filter(|i| !standard.iter().any(|s| i.starts_with(s))).collect();
         assert!(
             other.is_empty(),
             "{name} imports {other:?} beyond the standard (all: {imports:?})"
         );
-        assert!(imports.iter().any(|i| i == "handle-cron-event"), "{imports:?}");
+        assert!(imports.iter().any(|i| i == job), "{imports:?}");
         assert!(imports.iter().any(|i| i.starts_with("wasi:config/store@")), "{imports:?}");
         println!("{name} imports {imports:?}");
     }
@@ -305,7 +307,7 @@ pub fn tests() -> Vec<Test> {
     traffic_cop_testbed::tests![
         the_manifest_matches_the_build,
         composition_satisfies_every_traffic_cop_import,
-        the_cron_wrappers_import_nothing_spin_specific,
+        the_wrappers_import_nothing_spin_specific,
         cron_replicas_run_the_job_once_per_interval,
         a_cron_component_with_a_missing_variable_reports_which,
         http_component_runs_the_job_and_renders_the_board,

@@ -29,13 +29,7 @@ pub async fn run_holding<F: Future>(
             return Holding::Skipped(TickReport::skipped(settings, skipped.reason))
         }
     };
-    let details = ticket.details();
-    let grant = Grant {
-        fencing_token: details.fencing_token,
-        past_due: details.past_due,
-        manual_by: details.manual_by,
-        previous_abandoned: details.previous_abandoned,
-    };
+    let grant = Grant::of_v4(&ticket);
     let output = match select(pin!(ticket.hold()), pin!(work(&grant))).await {
         Either::Left((ended, _)) => {
             let why = match ended {

@@ -8,6 +8,7 @@ mod board;
 mod board_html;
 mod cache;
 mod check;
+mod grant;
 mod holding;
 mod metrics;
 mod operator;
@@ -19,9 +20,10 @@ mod token;
 mod words;
 
 pub use board::{list, now_ms, BoardRow, Snapshot};
+pub use grant::Grant;
 pub use holding::{run_holding, Holding};
 pub use settings::{BadVariable, Settings};
-pub use tick::{janitor, tick, Grant, TickReport};
+pub use tick::{janitor, tick, TickReport};
 pub use words::{describe, duration};
 
 wit_bindgen::generate!({ world: "guard-client", path: "../wit", generate_all });

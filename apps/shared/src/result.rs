@@ -5,8 +5,8 @@
 //! The blob is a short history, one `token holder due-second` line per accepted write (the
 //! last 50), so anyone reading it can see the order the store accepted results in.
 
+use crate::grant::Grant;
 use crate::guard::{self, FencedError, FencedWrite};
-use crate::tick::Grant;
 use crate::Settings;
 
 const KEEP: usize = 50;

@@ -5,6 +5,7 @@
 //! reads real state, and it must not run on every replica at once.
 
 use crate::board::{now_ms, BoardRow};
+use crate::grant::Grant;
 use crate::guard::{self, Decision, Outcome, SkipReason};
 use crate::settings::BadVariable;
 use crate::words::{describe, duration, shown};
@@ -115,26 +116,6 @@ fn local(settings: &Settings, at_ms: u64) -> String {
     guard::show_time(at_ms, zone)
         .or_else(|_| guard::show_time(at_ms, None))
         .map_or_else(|_| at_ms.to_string(), |t| t.local)
-}
-
-/// What a run's report says about its grant, whichever guard version granted it.
-pub struct Grant {
-    pub fencing_token: u64,
-    pub past_due: guard::PastDue,
-    pub manual_by: Option<String>,
-    pub previous_abandoned: bool,
-}
-
-impl Grant {
-    /// A guard@0.3.0 ticket's grant.
-    pub fn of(ticket: &guard::Ticket) -> Grant {
-        Grant {
-            fencing_token: ticket.fencing_token,
-            past_due: ticket.past_due,
-            manual_by: ticket.manual_by.clone(),
-            previous_abandoned: ticket.previous_abandoned,
-        }
-    }
 }
 
 impl TickReport {

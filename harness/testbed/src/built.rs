@@ -61,12 +61,17 @@ pub fn async_components() -> (PathBuf, PathBuf) {
     (lease, job)
 }
 
-/// A wrapped job of tests/spin/wrapper.rs (harness/cron-handler), a plain cron handler:
-/// `async` (spin:cron@3.0.0) or `sync` (fermyon:spin-cron@2.0.0), checked against its sources.
+/// A wrapped job of tests/spin/wrapper.rs and http_wrapper.rs (harness/cron-handler), a plain
+/// handler: `async` (spin:cron@3.0.0), `sync` (fermyon:spin-cron@2.0.0) or `http` (WASI 0.3
+/// `wasi:http/handler`), checked against its sources.
 /// The wrappers themselves are checked with the app's components.
-pub fn cron_handler(kind: &str) -> PathBuf {
+pub fn wrapped_job(kind: &str) -> PathBuf {
     let root = crate::repo_root().join("harness/cron-handler");
-    let name = if kind == "sync" { "cron_handler_sync" } else { "cron_handler" };
+    let name = match kind {
+        "sync" => "cron_handler_sync",
+        "http" => "http_handler",
+        _ => "cron_handler",
+    };
     let job = app_wasm(name);
     assert_fresh(&job, &[root.join(kind).join("src"), root.join("wit")]);
     job
@@ -78,7 +83,15 @@ pub fn assert_app_built() {
     let root = crate::repo_root();
     // The async cron component and its lease component: spin.toml's `# async:` lines.
     async_components();
-    for app in ["cron-job", "cron-job-async", "cron-wrapper", "cron-wrapper-async", "http-job"] {
+    let apps = [
+        "cron-job",
+        "cron-job-async",
+        "cron-wrapper",
+        "cron-wrapper-async",
+        "http-job",
+        "http-wrapper-async",
+    ];
+    for app in apps {
         assert_fresh(
             &app_wasm(&app.replace('-', "_")),
             &[

@@ -1,0 +1,98 @@
+//! The async HTTP wrapper (Spin 4, `wasi:http@0.3.0-rc-2026-03-15`): a guarded singleton made of
+//! any WASI 0.3 HTTP component, unchanged, for hosts where a scheduler calls a route (a
+//! Kubernetes CronJob's `curl`). Every request that reaches the wrapper is a tick: the guard
+//! decides, and only on the replica whose turn it is does the wrapped component's own handler
+//! get the request, with guard@0.4.0's `hold` renewing the lease beside it. Routes the manifest
+//! sends straight to the job are not guarded.
+//!
+//! Answers, so that a scheduler's `curl --fail` counts only real failures:
+//! - a skip: 200, the decision as JSON (`decision: "skip"` and the reason);
+//! - a run: the handler's own response, passed through; a status of 400 or more is recorded
+//!   as the run's failure, and an error the handler returns instead of a response is returned
+//!   to the host (which answers 500) and recorded as a failure too;
+//! - a run whose lease was lost while the handler worked: 503, the handler's call dropped;
+//! - settings that cannot be used: 500, the variable to fix named.
+
+wit_bindgen::generate!({ world: "http-wrapper-async", path: "../wit", generate_all });
+
+use exports::wasi::http::handler::Guest;
+use traffic_cop_app::guard::Outcome;
+use traffic_cop_app::{describe, run_holding, Holding, Settings, TickReport};
+use wasi::http::handler::handle as wrapped_handle;
+use wasi::http::types::{ErrorCode, Fields, Request, Response};
+
+struct Wrapper;
+
+export!(Wrapper);
+
+impl Guest for Wrapper {
+    async fn handle(request: Request) -> Result<Response, ErrorCode> {
+        let prefix = format!("http {}: ", request.get_path_with_query().unwrap_or_default());
+        let settings = match Settings::from_wasi_config() {
+            Ok(settings) => settings,
+            Err(bad) => {
+                eprintln!("{prefix}error: {bad}");
+                return Ok(answer(500, "text/plain; charset=utf-8", bad.to_string()));
+            }
+        };
+        let (report, answered) = tick(&settings, request).await;
+        report.print(&prefix);
+        match answered {
+            Answered::Decision(status) => Ok(answer(status, "application/json", report.json())),
+            Answered::Handler(response) => response,
+        }
+    }
+}
+
+/// What the caller gets: the decision itself, or the wrapped handler's own answer.
+enum Answered {
+    Decision(u16),
+    Handler(Result<Response, ErrorCode>),
+}
+
+async fn tick(settings: &Settings, request: Request) -> (TickReport, Answered) {
+    let call = move |_: &traffic_cop_app::Grant| wrapped_handle(request);
+    let (ticket, grant, response) = match run_holding(settings, call).await {
+        Holding::Skipped(report) => {
+            let status = if report.is_misconfigured() { 500 } else { 200 };
+            return (report, Answered::Decision(status));
+        }
+        Holding::Stopped(report) => return (report, Answered::Decision(503)),
+        Holding::Worked { ticket, grant, output } => (ticket, grant, output),
+    };
+    let (outcome, detail) = match &response {
+        Ok(response) => match response.get_status_code() {
+            status @ 400.. => (
+                Outcome::Failure(format!("the handler answered {status}")),
+                format!("the handler answered {status}"),
+            ),
+            status => (Outcome::Success, format!("the handler answered {status}")),
+        },
+        Err(error) => (
+            Outcome::Failure(format!("the handler failed: {error:?}")),
+            format!("the handler failed: {error:?}"),
+        ),
+    };
+    let detail = match ticket.complete(&outcome) {
+        Ok(()) => detail,
+        Err(error) => format!("{detail}; complete failed: {}", describe(&error)),
+    };
+    (TickReport::ran(settings, &grant, detail), Answered::Handler(response))
+}
+
+/// A response of the wrapper's own, its body written once the host reads it.
+fn answer(status: u16, content_type: &str, body: String) -> Response {
+    let headers = Fields::new();
+    // Both values are the wrapper's own constants, valid header values.
+    let _ = headers.append("content-type", content_type.as_bytes());
+    let (mut body_writer, body_reader) = wit_stream::new();
+    let (trailers_writer, trailers_reader) = wit_future::new(|| Ok(None));
+    drop(trailers_writer);
+    let (response, _sent) = Response::new(headers, Some(body_reader), trailers_reader);
+    // Every status the wrapper answers with is a valid one.
+    let _ = response.set_status_code(status);
+    wit_bindgen::spawn_local(async move {
+        body_writer.write_all(body.into_bytes()).await;
+    });
+    response
+}

@@ -1,0 +1,219 @@
+//! The HTTP wrapper on real Spin 4.0.2: a plain WASI 0.3 HTTP handler (harness/cron-handler/http,
+//! no traffic-cop call; it prints a line for every call) made a guarded singleton by spin.toml
+//! alone, the wrapper on the `/run` route and the handler as its `wasi:http/handler`
+//! dependency (`{ component = "job" }`). A scheduler calls `/run` on every replica at each due
+//! time, as a Kubernetes CronJob's `curl` would. Three replicas run the handler once per due
+//! time, answer a skip 200, and take over after the holder is SIGKILLed; `/hello`, routed to the
+//! job itself, passes through unguarded; the board and `/metrics` (the app's `http-job` beside
+//! the wrapper) agree with the lock blob as the Azure SDK for Python reads it. A handler that
+//! answers 500 is recorded as a failure and the caller gets the 500; one that traps is taken
+//! over as abandoned.
+
+use super::wrapped_fleet::{Answer, Fleet, Wrapping, EVERY_SECONDS, LEASE_SECONDS};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+use traffic_cop_testbed::runner::Test;
+use traffic_cop_testbed::spin::http;
+
+/// The lock blobs of the fleet's container as the Azure SDK for Python reads them.
+fn blobs_by_the_sdk(fleet: &Fleet) -> serde_json::Value {
+    let python = traffic_cop_testbed::needs::require(
+        "the Azure SDK for Python (scripts/oracle-tools)",
+        traffic_cop_testbed::oracle::python(),
+    );
+    let question = serde_json::json!({
+        "connection_string": fleet.azurite.connection_string(),
+        "container": "wrapped",
+    });
+    let answer =
+        traffic_cop_testbed::oracle::ask(&python, "blob_metadata.py", &format!("{question}\n"));
+    serde_json::from_str(&answer).unwrap()
+}
+
+/// `GET /status` and `GET /metrics` on `port` agree with the `nightly` lock blob as the Azure SDK
+/// reads it.
+fn check_board(fleet: &Fleet, port: u16) {
+    let blobs = blobs_by_the_sdk(fleet);
+    let blob = &blobs["nightly"];
+    let meta = |key: &str| blob["metadata"][key].as_str().unwrap_or_default().to_string();
+    let (status, body) = http(port, "GET", "/status", Duration::from_secs(10)).unwrap();
+    assert_eq!(status, 200, "{body}");
+    let board: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let row = board["locks"].as_array().unwrap().iter().find(|r| r["name"] == "nightly");
+    let row = row.unwrap_or_else(|| panic!("no nightly row: {body}"));
+    let shown = |key: &str| match &row[key] {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Null => String::new(),
+        other => other.to_string(),
+    };
+    for (field, key) in [
+        ("fencing_token", "tc_fence"),
+        ("holder", "tc_holder"),
+        ("running", "tc_running"),
+        ("last_start_ms", "tc_start"),
+        ("last_stop_ms", "tc_stop"),
+        ("last_outcome", "tc_outcome"),
+    ] {
+        assert_eq!(shown(field), meta(key), "{field}: {body}\nthe SDK read {blob}");
+    }
+    assert_eq!(shown("state"), blob["state"].as_str().unwrap(), "{body}\n{blob}");
+    let (status, metrics) = http(port, "GET", "/metrics", Duration::from_secs(10)).unwrap();
+    assert_eq!(status, 200, "{metrics}");
+    let sample = |name: &str| {
+        metrics
+            .lines()
+            .find(|l| l.starts_with(&format!("{name}{{")) && l.contains("lock=\"nightly\""))
+            .and_then(|l| l.rsplit(' ').next())
+            .unwrap_or_else(|| panic!("no {name} for nightly: {metrics}"))
+            .to_string()
+    };
+    assert_eq!(sample("traffic_cop_fencing_token"), meta("tc_fence"), "{metrics}");
+    let running = if meta("tc_running") == "true" { "1" } else { "0" };
+    assert_eq!(sample("traffic_cop_running"), running, "{metrics}");
+}
+
+/// The scheduler's answers that carry the wrapper's decision (skips) or the handler's answer.
+fn skipped(answer: &Answer) -> bool {
+    let Ok((_, body)) = &answer.reply else { return false };
+    serde_json::from_str::<serde_json::Value>(body).is_ok_and(|json| json["decision"] == "skip")
+}
+
+fn http_wrapped_replicas_run_once_per_due_time_take_over_after_a_kill_and_show_the_board() {
+    let handler = r#"HANDLER_MODE = "ok", HANDLER_MS = "1500""#;
+    let mut fleet = Fleet::start("http-wrapper-kill", Wrapping::http_on_spin_4(), 3, handler, &[]);
+    // A replica whose handler was called more often than it reported runs: it is mid-run.
+    let running = |fleet: &Fleet| {
+        let decisions = fleet.decisions();
+        (0..3).find(|&i| {
+            let ran = decisions.iter().filter(|d| d.replica == i && d.run).count();
+            ran >= 1 && fleet.called()[i].len() > ran
+        })
+    };
+    let warmed = fleet.wait(Duration::from_secs(60), |f| running(f).is_some());
+    assert!(warmed, "no second run began: {}", fleet.said());
+    let victim = running(&fleet).unwrap();
+    let killed_calls = fleet.called()[victim].len();
+    fleet.kill(victim);
+    let killed_at = fleet.started.elapsed();
+    let took_over = fleet.wait(killed_at + Duration::from_secs(LEASE_SECONDS + 15), |f| {
+        f.decisions().iter().any(|d| d.run && d.abandoned)
+    });
+    assert!(took_over, "nobody took over after the kill: {}", fleet.said());
+    let live = (0..3).find(|&i| i != victim).unwrap();
+    let port = fleet.port(live).unwrap();
+    // Not guarded: the route the manifest sends straight to the job.
+    let (status, body) = http(port, "GET", "/hello", Duration::from_secs(10)).unwrap();
+    assert_eq!((status, body.as_str()), (200, "the job ran for /hello"));
+    assert!(fleet.log(live, "job").contains("handler called for /hello"), "{}", fleet.said());
+    assert!(!fleet.stderr(live).contains("http /hello"), "the wrapper saw it: {}", fleet.said());
+    // The board once the calls have stopped and the last run has finished.
+    fleet.stop_calling();
+    let idle = fleet.wait(fleet.started.elapsed() + Duration::from_secs(10), |f| {
+        (0..3).all(|i| i == victim || f.called()[i].len() == runs_of(f, i))
+    });
+    assert!(idle, "a run did not finish: {}", fleet.said());
+    check_board(&fleet, port);
+    let said = fleet.said();
+    let (called, decisions, answers) = (fleet.called(), fleet.decisions(), fleet.answers());
+    fleet.stop();
+    // One run per due time, across the fleet.
+    let runs: Vec<u64> = decisions.iter().filter(|d| d.run).filter_map(|d| d.due_s).collect();
+    let distinct: BTreeSet<u64> = runs.iter().copied().collect();
+    assert_eq!(runs.len(), distinct.len(), "a due time ran twice: {runs:?}\n{said}");
+    // The handler is called for runs only: a survivor's calls are its runs; the killed one
+    // was called once more than it could report.
+    for (i, calls) in called.iter().enumerate() {
+        let ran = decisions.iter().filter(|d| d.replica == i && d.run).count();
+        assert!(calls.iter().all(|c| c == "/run: ok"), "replica {i}: {calls:?}\n{said}");
+        if i == victim {
+            assert_eq!((calls.len(), ran + 1), (killed_calls, calls.len()), "{said}");
+        } else {
+            assert_eq!(calls.len(), ran, "replica {i}: calls and runs differ: {said}");
+        }
+    }
+    // Every answer a live replica gave: a skip is 200 with its reason, a run is the handler's.
+    let mut by_kind = BTreeMap::new();
+    for answer in &answers {
+        let kind = match &answer.reply {
+            Ok((200, _)) if skipped(answer) => "skip",
+            Ok((200, body)) if body == "the job ran for /run" => "run",
+            _ if answer.replica == victim => "cut off by the kill",
+            _ => panic!("an unexpected answer: {answer:?}\n{said}"),
+        };
+        *by_kind.entry(kind).or_insert(0) += 1;
+    }
+    assert!(by_kind.get("skip").copied().unwrap_or(0) >= 5, "{by_kind:?}\n{said}");
+    eprintln!(
+        "measured: {} runs, one per due time; answers {by_kind:?}; replica-{victim} killed \
+         mid-run at {:.0} s, taken over after its lease",
+        runs.len(),
+        killed_at.as_secs_f64()
+    );
+}
+
+fn runs_of(fleet: &Fleet, replica: usize) -> usize {
+    fleet.decisions().iter().filter(|d| d.replica == replica && d.run).count()
+}
+
+/// `cycle`: the handler answers 200, 500 or traps (or 200 again) by the wall clock's 3 s slot. Its stdout reads
+/// in order: the call's line (`handler called for /run: <mode>`), then, unless it trapped, the
+/// wrapper's decision for it.
+fn an_http_wrapped_handler_that_fails_is_recorded_and_one_that_traps_is_abandoned() {
+    let how = Wrapping::http_on_spin_4();
+    let fleet = Fleet::start("http-wrapper-outcomes", how, 1, r#"HANDLER_MODE = "cycle""#, &[]);
+    let pairs = |f: &Fleet| {
+        let mut pairs: Vec<(String, Option<super::wrapped_fleet::Decision>)> = Vec::new();
+        for line in f.stdout(0).lines() {
+            if let Some(mode) = line.strip_prefix("handler called for /run: ") {
+                pairs.push((mode.to_string(), None));
+            } else if let Some(d) = super::wrapped_fleet::decision(0, line).filter(|d| d.run) {
+                match pairs.last_mut() {
+                    Some((_, slot @ None)) => *slot = Some(d),
+                    _ => panic!("a run without a call: {d:?}"),
+                }
+            }
+        }
+        pairs
+    };
+    let done = fleet.wait(Duration::from_secs(90), |f| {
+        let pairs = pairs(f);
+        let trap = pairs.iter().position(|(mode, _)| mode == "trap");
+        let failed = pairs.iter().any(|(mode, _)| mode == "fail");
+        failed && trap.is_some_and(|t| pairs[t + 1..].iter().any(|(_, d)| d.is_some()))
+    });
+    let said = fleet.said();
+    let (pairs, answers, stderr) = (pairs(&fleet), fleet.answers(), fleet.stderr(0));
+    fleet.stop();
+    assert!(done, "no failure and abandoned trap seen: {said}");
+    let trap = pairs.iter().position(|(mode, _)| mode == "trap").unwrap();
+    for (mode, decision) in &pairs[..trap] {
+        let d = decision.as_ref().unwrap_or_else(|| panic!("{mode} unreported: {said}"));
+        let status = if mode == "ok" { 200 } else { 500 };
+        assert_eq!(d.detail, format!("the handler answered {status}"), "{said}");
+        let answered = answers.iter().filter_map(|a| a.reply.as_ref().ok());
+        assert!(answered.clone().any(|(s, _)| *s == status), "{answers:?}");
+    }
+    assert!(pairs[trap].1.is_none(), "a trapped run reported: {said}");
+    assert!(stderr.contains("the job trapped for /run"), "{said}");
+    // The next run comes once the trapped run's lease has run out, and names it abandoned.
+    let (_, next) = pairs[trap + 1..].iter().find(|(_, d)| d.is_some()).unwrap();
+    let next = next.as_ref().unwrap();
+    assert!(next.abandoned, "{next:?}\n{said}");
+    // The trapped call's answer: the host's error, not a 2xx (a CronJob counts it failed),
+    // and not the handler's own 500.
+    let trapped = answers.iter().find(|a| match &a.reply {
+        Ok((status, body)) => *status >= 500 && !body.starts_with("the job failed"),
+        Err(_) => true,
+    });
+    let trapped = trapped.unwrap_or_else(|| panic!("no answer for the trap: {answers:?}"));
+    let next_due = next.due_s.unwrap();
+    assert!(next_due + EVERY_SECONDS >= trapped.at_s + LEASE_SECONDS, "{trapped:?} {next:?}");
+    eprintln!("measured: the trap at {} was taken over for {next_due}", trapped.at_s);
+}
+
+pub fn tests() -> Vec<Test> {
+    traffic_cop_testbed::tests![
+        http_wrapped_replicas_run_once_per_due_time_take_over_after_a_kill_and_show_the_board,
+        an_http_wrapped_handler_that_fails_is_recorded_and_one_that_traps_is_abandoned,
+    ]
+}

@@ -1,0 +1,461 @@
+//! Replicas of one wrapped app on real Spin, for the wrappers' stories (wrapper.rs: cron,
+//! http_wrapper.rs: HTTP): the manifest as a user writes it, the replicas behind one counting
+//! proxy in front of Azurite, their logs read back, and for the HTTP wrapper a scheduler that
+//! calls the guarded route on every live replica at each due time, as a CronJob's `curl` would.
+
+use crate::run::{scratch, Background};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use traffic_cop_testbed::azurite::{connection_string_for_port, Azurite};
+use traffic_cop_testbed::needs::require;
+use traffic_cop_testbed::proxy::CountingProxy;
+use traffic_cop_testbed::spin::{cron_line, find_spin, free_port, http};
+use traffic_cop_testbed::EMULATOR_KEY_B64;
+
+pub const LEASE_SECONDS: u64 = 15;
+
+/// The job is due every this many seconds (`*/3 * * * * *`).
+pub const EVERY_SECONDS: u64 = 3;
+
+/// Which trigger calls the wrapper.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Trigger {
+    Cron,
+    Http,
+}
+
+/// What a fleet runs: the Spin CLI and plugin line, the wrapper, its lease component and the
+/// wrapped job.
+pub struct Wrapping {
+    pub spin: PathBuf,
+    pub data: Option<PathBuf>,
+    pub trigger: Trigger,
+    pub wrapper: PathBuf,
+    pub lease: PathBuf,
+    pub job: PathBuf,
+}
+
+impl Wrapping {
+    /// The async cron wrapper on Spin 4 with trigger-cron 0.5.0.
+    pub fn async_on_spin_4() -> Wrapping {
+        let spin = require("real spin (wrapper)", find_spin());
+        let data = require("real spin (wrapper, cron 0.5.0)", cron_line("0.5.0"));
+        traffic_cop_testbed::built::assert_app_built();
+        let (lease, _) = traffic_cop_testbed::built::async_components();
+        Wrapping {
+            spin,
+            data: Some(data),
+            trigger: Trigger::Cron,
+            wrapper: traffic_cop_testbed::built::app_wasm("cron_wrapper_async"),
+            lease,
+            job: traffic_cop_testbed::built::wrapped_job("async"),
+        }
+    }
+
+    /// The sync cron wrapper under `spin` with trigger-cron 0.3.0 in `data`.
+    pub fn sync_on(spin: PathBuf, data: PathBuf) -> Wrapping {
+        traffic_cop_testbed::built::assert_app_built();
+        Wrapping {
+            spin,
+            data: Some(data),
+            trigger: Trigger::Cron,
+            wrapper: traffic_cop_testbed::built::app_wasm("cron_wrapper"),
+            lease: traffic_cop_testbed::built::lease_component(),
+            job: traffic_cop_testbed::built::wrapped_job("sync"),
+        }
+    }
+
+    pub fn sync_on_spin_4() -> Wrapping {
+        let spin = require("real spin (sync wrapper)", find_spin());
+        let data = require("real spin (sync wrapper, cron 0.3.0)", cron_line("0.3.0"));
+        Wrapping::sync_on(spin, data)
+    }
+
+    /// The async HTTP wrapper on Spin 4 (its HTTP trigger hosts WASI 0.3 handlers).
+    pub fn http_on_spin_4() -> Wrapping {
+        let spin = require("real spin (HTTP wrapper)", find_spin());
+        traffic_cop_testbed::built::assert_app_built();
+        let (lease, _) = traffic_cop_testbed::built::async_components();
+        Wrapping {
+            spin,
+            data: None,
+            trigger: Trigger::Http,
+            wrapper: traffic_cop_testbed::built::app_wasm("http_wrapper_async"),
+            lease,
+            job: traffic_cop_testbed::built::wrapped_job("http"),
+        }
+    }
+}
+
+/// A wrapped app as a user writes it: the wrapper on the trigger, the lease component and the
+/// user's unchanged job as its dependencies, settings as variables. The HTTP app also routes
+/// `/hello` straight to the job (not guarded) and the board's routes to the app's `http-job`
+/// component, the board shipped beside the wrappers.
+fn spin_toml(how: &Wrapping, storage: &str, handler: &str) -> String {
+    let path = |p: &PathBuf| p.display().to_string();
+    let (wrapper, lease, job) = (path(&how.wrapper), path(&how.lease), path(&how.job));
+    let (triggers, wrapped) = match how.trigger {
+        Trigger::Cron => (
+            "[[trigger.cron]]\ncomponent = \"nightly\"\ncron_expression = \"*/3 * * * * *\"\n"
+                .to_string(),
+            "handle-cron-event",
+        ),
+        Trigger::Http => {
+            let routes = [("/run", "nightly"), ("/hello", "job"), ("/status", "board")];
+            let routes = routes.iter().chain(&[("/metrics", "board")]);
+            let triggers = routes
+                .map(|(route, component)| {
+                    format!(
+                        "[[trigger.http]]\nroute = \"{route}\"\ncomponent = \"{component}\"\n\n"
+                    )
+                })
+                .collect();
+            (triggers, "wasi:http/handler@0.3.0-rc-2026-03-15")
+        }
+    };
+    let board = match how.trigger {
+        Trigger::Cron => String::new(),
+        Trigger::Http => format!(
+            r#"
+[component.board]
+source = "{board}"
+allowed_outbound_hosts = ["{{{{ storage_endpoint }}}}"]
+dependencies_inherit_configuration = true
+key_value_stores = ["default"]
+[component.board.variables]
+{variables}[component.board.dependencies]
+"traffic-cop:lease" = {{ path = "{sync_lease}" }}
+"#,
+            board = path(&traffic_cop_testbed::built::app_wasm("http_job")),
+            variables = component_variables(),
+            sync_lease = path(&traffic_cop_testbed::built::lease_component()),
+        ),
+    };
+    format!(
+        r#"spin_manifest_version = 2
+
+[application]
+name = "wrapped-job"
+version = "0.1.0"
+
+[variables]
+connection_string = {{ default = "{storage}", secret = true }}
+storage_endpoint = {{ default = "http://127.0.0.1:10000" }}
+container = {{ default = "wrapped" }}
+lock = {{ default = "nightly" }}
+holder = {{ default = "" }}
+lease_seconds = {{ default = "{LEASE_SECONDS}" }}
+schedule = {{ default = "*/3 * * * * *" }}
+time_zone = {{ default = "UTC" }}
+max_job_seconds = {{ default = "" }}
+
+{triggers}
+[component.nightly]
+source = "{wrapper}"
+allowed_outbound_hosts = ["{{{{ storage_endpoint }}}}"]
+dependencies_inherit_configuration = true
+environment = {{ {handler} }}
+[component.nightly.variables]
+{variables}max_job_seconds = "{{{{ max_job_seconds }}}}"
+[component.nightly.dependencies]
+"traffic-cop:lease" = {{ path = "{lease}" }}
+"{wrapped}" = {{ component = "job" }}
+
+[component.job]
+source = "{job}"
+{board}"#,
+        variables = component_variables(),
+    )
+}
+
+/// The settings both the wrapper and the board read, from the app's variables.
+fn component_variables() -> String {
+    ["connection_string", "container", "lock", "holder", "lease_seconds", "schedule", "time_zone"]
+        .iter()
+        .map(|name| format!("{name} = \"{{{{ {name} }}}}\"\n"))
+        .collect()
+}
+
+/// Replicas of one wrapped app behind one counting proxy in front of Azurite.
+pub struct Fleet {
+    pub replicas: Vec<Option<Background>>,
+    dirs: Vec<PathBuf>,
+    /// The HTTP replicas' ports (`None` once a replica is killed), shared with the scheduler.
+    ports: Arc<Mutex<Vec<Option<u16>>>>,
+    scheduler: Option<Scheduler>,
+    pub proxy: CountingProxy,
+    pub azurite: Azurite,
+    pub started: Instant,
+}
+
+/// One JSON decision line of the wrapper.
+#[derive(Debug)]
+pub struct Decision {
+    pub replica: usize,
+    pub run: bool,
+    pub due_s: Option<u64>,
+    pub abandoned: bool,
+    pub detail: String,
+}
+
+/// What the scheduler's call to a replica's guarded route got back.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub replica: usize,
+    pub at_s: u64,
+    pub reply: Result<(u16, String), String>,
+}
+
+impl Fleet {
+    /// `handler`: the handler's environment, as TOML inline-table entries; `variables`: more
+    /// `SPIN_VARIABLE_`s for every replica.
+    pub fn start(
+        name: &str,
+        how: Wrapping,
+        replicas: usize,
+        handler: &str,
+        variables: &[(&str, &str)],
+    ) -> Fleet {
+        let azurite = Azurite::start();
+        let proxy = CountingProxy::start(azurite.port);
+        let dir = scratch(name);
+        let storage = connection_string_for_port(proxy.port, EMULATOR_KEY_B64);
+        let manifest = dir.join("spin.toml");
+        std::fs::write(&manifest, spin_toml(&how, &storage, handler)).unwrap();
+        let mut fleet = Fleet {
+            replicas: Vec::new(),
+            dirs: Vec::new(),
+            ports: Arc::new(Mutex::new(Vec::new())),
+            scheduler: None,
+            proxy,
+            azurite,
+            started: Instant::now(),
+        };
+        for i in 0..replicas {
+            let replica = dir.join(format!("replica-{i}"));
+            std::fs::create_dir_all(&replica).unwrap();
+            let logs = replica.join("logs");
+            let port = free_port();
+            let listen = format!("127.0.0.1:{port}");
+            let mut args =
+                vec!["up", "-f", manifest.to_str().unwrap(), "--log-dir", logs.to_str().unwrap()];
+            if how.trigger == Trigger::Http {
+                args.extend(["--listen", &listen]);
+            }
+            let endpoint = format!("http://127.0.0.1:{}", fleet.proxy.port);
+            let mut env = vec![
+                ("SPIN_VARIABLE_HOLDER".to_string(), format!("replica-{i}")),
+                ("SPIN_VARIABLE_STORAGE_ENDPOINT".to_string(), endpoint),
+            ];
+            if let Some(data) = &how.data {
+                env.push(("SPIN_DATA_DIR".to_string(), data.display().to_string()));
+            }
+            for (name, value) in variables {
+                env.push((format!("SPIN_VARIABLE_{}", name.to_uppercase()), value.to_string()));
+            }
+            let life = Duration::from_secs(180);
+            let out = replica.join("spin.out");
+            fleet.replicas.push(Some(Background::start(&how.spin, &args, &env, &out, life)));
+            fleet.dirs.push(replica);
+            fleet.ports.lock().unwrap().push(Some(port));
+            // The first replica compiles the composed app alone; the others find wasmtime's
+            // cache warm (nine compiling at once starved the real-time stories beside them).
+            if i == 0 {
+                let until = Instant::now() + Duration::from_secs(60);
+                while Instant::now() < until && !fleet.ready(&how, port) {
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+            }
+        }
+        if how.trigger == Trigger::Http {
+            fleet.scheduler = Some(Scheduler::start(fleet.ports.clone()));
+        }
+        fleet.started = Instant::now();
+        fleet
+    }
+
+    fn ready(&self, how: &Wrapping, port: u16) -> bool {
+        match how.trigger {
+            Trigger::Cron => !self.stdout(0).is_empty(),
+            Trigger::Http => http(port, "GET", "/status", Duration::from_secs(5)).is_ok(),
+        }
+    }
+
+    /// SIGKILLs a replica's process group; the scheduler stops calling it.
+    pub fn kill(&mut self, replica: usize) {
+        self.replicas[replica] = None;
+        self.ports.lock().unwrap()[replica] = None;
+    }
+
+    /// Stops the HTTP scheduler's calls; what they got back stays readable.
+    pub fn stop_calling(&mut self) {
+        if let Some(scheduler) = &mut self.scheduler {
+            scheduler.halt();
+        }
+    }
+
+    /// A live HTTP replica's port.
+    pub fn port(&self, replica: usize) -> Option<u16> {
+        self.ports.lock().unwrap()[replica]
+    }
+
+    /// Everything the HTTP scheduler's calls got back so far.
+    pub fn answers(&self) -> Vec<Answer> {
+        self.scheduler.as_ref().map(|s| s.answers.lock().unwrap().clone()).unwrap_or_default()
+    }
+
+    pub fn spin_out(&self, replica: usize) -> String {
+        std::fs::read_to_string(self.dirs[replica].join("spin.out")).unwrap_or_default()
+    }
+
+    /// A component's stdout (`nightly` is the wrapper, and the job it wraps).
+    pub fn log(&self, replica: usize, component: &str) -> String {
+        let log = format!("logs/{component}_stdout.txt");
+        std::fs::read_to_string(self.dirs[replica].join(log)).unwrap_or_default()
+    }
+
+    pub fn stdout(&self, replica: usize) -> String {
+        self.log(replica, "nightly")
+    }
+
+    pub fn stderr(&self, replica: usize) -> String {
+        std::fs::read_to_string(self.dirs[replica].join("logs/nightly_stderr.txt"))
+            .unwrap_or_default()
+    }
+
+    /// Every replica's handler calls: what follows `handler called for ` in the job's lines.
+    pub fn called(&self) -> Vec<Vec<String>> {
+        (0..self.dirs.len())
+            .map(|i| {
+                self.stdout(i)
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("handler called for "))
+                    .map(str::to_string)
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Every replica's cron handler calls: the due times (s) it was called for.
+    pub fn calls(&self) -> Vec<Vec<u64>> {
+        let due =
+            |called: Vec<String>| called.iter().filter_map(|t| t.trim().parse().ok()).collect();
+        self.called().into_iter().map(due).collect()
+    }
+
+    pub fn decisions(&self) -> Vec<Decision> {
+        let mut all = Vec::new();
+        for replica in 0..self.dirs.len() {
+            all.extend(self.stdout(replica).lines().filter_map(|l| decision(replica, l)));
+        }
+        all
+    }
+
+    /// Waits up to `within` (from the start) until `done` holds.
+    pub fn wait(&self, within: Duration, done: impl Fn(&Fleet) -> bool) -> bool {
+        while self.started.elapsed() < within {
+            if done(self) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        done(self)
+    }
+
+    pub fn said(&self) -> String {
+        let logs: Vec<String> = (0..self.dirs.len())
+            .map(|i| format!("{}{}{}", self.stdout(i), self.stderr(i), self.spin_out(i)))
+            .collect();
+        format!("{logs:#?}\nanswers: {:#?}", self.answers())
+    }
+
+    pub fn stop(mut self) {
+        self.scheduler = None;
+        self.replicas.clear();
+        self.azurite.stop();
+    }
+}
+
+/// A decision line (`{"decision": …}`) of the wrapper's stdout.
+pub fn decision(replica: usize, line: &str) -> Option<Decision> {
+    if !line.starts_with('{') {
+        return None;
+    }
+    let json = serde_json::from_str::<serde_json::Value>(line).ok()?;
+    Some(Decision {
+        replica,
+        run: json["decision"] == "run",
+        due_s: json["due_at_ms"].as_u64().map(|ms| ms / 1000),
+        abandoned: json["previous_abandoned"] == true,
+        detail: json["detail"].as_str().unwrap_or_default().to_string(),
+    })
+}
+
+/// Every due time's handler calls, across the fleet.
+pub fn calls_by_due(calls: &[Vec<u64>]) -> BTreeMap<u64, usize> {
+    let mut by_due = BTreeMap::new();
+    for due in calls.iter().flatten() {
+        *by_due.entry(*due).or_default() += 1;
+    }
+    by_due
+}
+
+/// A CronJob for every replica: at each due time (a multiple of 3 s, 200 ms after it, so the
+/// tick is not early on a clock a little behind), `POST /run` on every live replica at once.
+struct Scheduler {
+    answers: Arc<Mutex<Vec<Answer>>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Scheduler {
+    fn start(ports: Arc<Mutex<Vec<Option<u16>>>>) -> Scheduler {
+        let answers = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (into, stopped) = (answers.clone(), stop.clone());
+        let thread = std::thread::spawn(move || {
+            while !stopped.load(Ordering::Relaxed) {
+                let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+                let due = (now.as_secs() / EVERY_SECONDS + 1) * EVERY_SECONDS;
+                let at = Duration::from_secs(due) + Duration::from_millis(200);
+                std::thread::sleep(at.saturating_sub(now));
+                if stopped.load(Ordering::Relaxed) {
+                    break;
+                }
+                let live: Vec<(usize, u16)> = ports
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, port)| port.map(|p| (i, p)))
+                    .collect();
+                for (replica, port) in live {
+                    let into = into.clone();
+                    std::thread::spawn(move || {
+                        let reply = http(port, "POST", "/run", Duration::from_secs(60));
+                        into.lock().unwrap().push(Answer { replica, at_s: due, reply });
+                    });
+                }
+            }
+        });
+        Scheduler { answers, stop, thread: Some(thread) }
+    }
+}
+
+impl Scheduler {
+    fn halt(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Scheduler {
+    fn drop(&mut self) {
+        self.halt();
+    }
+}
