@@ -5,7 +5,8 @@
 //! time, as a Kubernetes CronJob's `curl` would. Three replicas run the handler once per due
 //! time, answer a skip 200, and take over after the holder is SIGKILLed; `/hello`, routed to the
 //! job itself, passes through unguarded; the board and `/metrics` (the app's `http-job` beside
-//! the wrapper) agree with the lock blob as the Azure SDK for Python reads it. A handler that
+//! the wrapper) agree with the lock blob as the Azure SDK for Python reads it; the job is given
+//! its run's fencing token in a header, never the one the caller forged. A handler that
 //! answers 500 is recorded as a failure and the caller gets the 500; one that traps is taken
 //! over as abandoned.
 
@@ -115,6 +116,7 @@ fn http_wrapped_replicas_run_once_per_due_time_take_over_after_a_kill_and_show_t
     check_board(&fleet, port);
     let said = fleet.said();
     let (called, decisions, answers) = (fleet.called(), fleet.decisions(), fleet.answers());
+    let fleet_tokens: Vec<Vec<u64>> = (0..3).map(|i| given_tokens(&fleet.stdout(i))).collect();
     fleet.stop();
     // One run per due time, across the fleet.
     let runs: Vec<u64> = decisions.iter().filter(|d| d.run).filter_map(|d| d.due_s).collect();
@@ -130,6 +132,15 @@ fn http_wrapped_replicas_run_once_per_due_time_take_over_after_a_kill_and_show_t
         } else {
             assert_eq!(calls.len(), ran, "replica {i}: calls and runs differ: {said}");
         }
+    }
+    // The job was given its run's fencing token, never the caller's forged one: a
+    // survivor's tokens are its runs'; the killed one's, one more.
+    for (i, given) in fleet_tokens.iter().enumerate() {
+        let granted: Vec<u64> =
+            decisions.iter().filter(|d| d.replica == i && d.run).filter_map(|d| d.token).collect();
+        let extra = usize::from(i == victim);
+        assert_eq!(given.len(), granted.len() + extra, "replica {i}: {given:?}\n{said}");
+        assert_eq!(&given[..granted.len()], &granted[..], "replica {i}\n{said}");
     }
     // Every answer a live replica gave: a skip is 200 with its reason, a run is the handler's.
     let mut by_kind = BTreeMap::new();
@@ -149,6 +160,15 @@ fn http_wrapped_replicas_run_once_per_due_time_take_over_after_a_kill_and_show_t
         runs.len(),
         killed_at.as_secs_f64()
     );
+}
+
+/// The fencing tokens the job printed it was given (the wrapper's run headers), in order.
+fn given_tokens(stdout: &str) -> Vec<u64> {
+    stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("handler given fencing token "))
+        .filter_map(|rest| rest.split(' ').next()?.parse().ok())
+        .collect()
 }
 
 fn runs_of(fleet: &Fleet, replica: usize) -> usize {

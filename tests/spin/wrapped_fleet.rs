@@ -12,13 +12,16 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use traffic_cop_testbed::azurite::{connection_string_for_port, Azurite};
 use traffic_cop_testbed::needs::require;
 use traffic_cop_testbed::proxy::CountingProxy;
-use traffic_cop_testbed::spin::{cron_line, find_spin, free_port, http};
+use traffic_cop_testbed::spin::{cron_line, find_spin, free_port, http, http_with};
 use traffic_cop_testbed::EMULATOR_KEY_B64;
 
 pub const LEASE_SECONDS: u64 = 15;
 
 /// The job is due every this many seconds (`*/3 * * * * *`).
 pub const EVERY_SECONDS: u64 = 3;
+
+/// A run header the scheduler forges on every call (the real one carries the granted token).
+const FORGED_HEADER: &str = "traffic-cop-fencing-token";
 
 /// Which trigger calls the wrapper.
 #[derive(Clone, Copy, PartialEq)]
@@ -197,6 +200,7 @@ pub struct Decision {
     pub replica: usize,
     pub run: bool,
     pub due_s: Option<u64>,
+    pub token: Option<u64>,
     pub abandoned: bool,
     pub detail: String,
 }
@@ -389,6 +393,7 @@ pub fn decision(replica: usize, line: &str) -> Option<Decision> {
         replica,
         run: json["decision"] == "run",
         due_s: json["due_at_ms"].as_u64().map(|ms| ms / 1000),
+        token: json["fencing_token"].as_u64(),
         abandoned: json["previous_abandoned"] == true,
         detail: json["detail"].as_str().unwrap_or_default().to_string(),
     })
@@ -404,7 +409,8 @@ pub fn calls_by_due(calls: &[Vec<u64>]) -> BTreeMap<u64, usize> {
 }
 
 /// A CronJob for every replica: at each due time (a multiple of 3 s, 200 ms after it, so the
-/// tick is not early on a clock a little behind), `POST /run` on every live replica at once.
+/// tick is not early on a clock a little behind), `POST /run` on every live replica at once,
+/// each call with a forged run header the wrapper must not pass on.
 struct Scheduler {
     answers: Arc<Mutex<Vec<Answer>>>,
     stop: Arc<AtomicBool>,
@@ -435,7 +441,9 @@ impl Scheduler {
                 for (replica, port) in live {
                     let into = into.clone();
                     std::thread::spawn(move || {
-                        let reply = http(port, "POST", "/run", Duration::from_secs(60));
+                        let forged = [(FORGED_HEADER, "999999")];
+                        let timeout = Duration::from_secs(60);
+                        let reply = http_with(port, "POST", "/run", &forged, timeout);
                         into.lock().unwrap().push(Answer { replica, at_s: due, reply });
                     });
                 }

@@ -12,12 +12,17 @@
 //!   to the host (which answers 500) and recorded as a failure too;
 //! - a run whose lease was lost while the handler worked: 503, the handler's call dropped;
 //! - settings that cannot be used: 500, the variable to fix named.
+//!
+//! The job gets the caller's request with the run in three headers, which replace any the
+//! caller sent: `traffic-cop-fencing-token`, `traffic-cop-due-at-ms` (the due time the run is
+//! for) and `traffic-cop-missed`. A job that ignores them is unchanged; one that writes
+//! elsewhere can fence its writes with the token.
 
 wit_bindgen::generate!({ world: "http-wrapper-async", path: "../wit", generate_all });
 
 use exports::wasi::http::handler::Guest;
 use traffic_cop_app::guard::Outcome;
-use traffic_cop_app::{describe, run_holding, Holding, Settings, TickReport};
+use traffic_cop_app::{describe, run_holding, Grant, Holding, Settings, TickReport};
 use wasi::http::handler::handle as wrapped_handle;
 use wasi::http::types::{ErrorCode, Fields, Request, Response};
 
@@ -51,7 +56,7 @@ enum Answered {
 }
 
 async fn tick(settings: &Settings, request: Request) -> (TickReport, Answered) {
-    let call = move |_: &traffic_cop_app::Grant| wrapped_handle(request);
+    let call = move |grant: &Grant| wrapped_handle(with_run(request, grant));
     let (ticket, grant, response) = match run_holding(settings, call).await {
         Holding::Skipped(report) => {
             let status = if report.is_misconfigured() { 500 } else { 200 };
@@ -78,6 +83,43 @@ async fn tick(settings: &Settings, request: Request) -> (TickReport, Answered) {
         Err(error) => format!("{detail}; complete failed: {}", describe(&error)),
     };
     (TickReport::ran(settings, &grant, detail), Answered::Handler(response))
+}
+
+/// The headers that carry the run to the job.
+const RUN_HEADERS: [&str; 3] =
+    ["traffic-cop-fencing-token", "traffic-cop-due-at-ms", "traffic-cop-missed"];
+
+/// The caller's request, its body streamed through, with the run in [`RUN_HEADERS`].
+fn with_run(request: Request, grant: &Grant) -> Request {
+    let headers = request.get_headers().clone();
+    let values = [grant.fencing_token, grant.past_due.due_at_ms, grant.past_due.missed];
+    for (name, value) in RUN_HEADERS.into_iter().zip(values) {
+        // A caller's own header of the name is dropped: the job must not be told a token
+        // it was not granted. A fresh copy of the headers is mutable, and the names and
+        // digits are valid, so neither call fails.
+        let _ = headers.delete(name);
+        let _ = headers.append(name, value.to_string().as_bytes());
+    }
+    let (method, path, scheme, authority, options) = (
+        request.get_method(),
+        request.get_path_with_query(),
+        request.get_scheme(),
+        request.get_authority(),
+        request.get_options(),
+    );
+    let (read_writer, read_reader) = wit_future::new(|| Ok(()));
+    let (body, trailers) = Request::consume_body(request, read_reader);
+    let (forwarded, sent) = Request::new(headers, Some(body), trailers, options);
+    // The copied parts were valid on the caller's request, so they are on this one.
+    let _ = forwarded.set_method(&method);
+    let _ = forwarded.set_path_with_query(path.as_deref());
+    let _ = forwarded.set_scheme(scheme.as_ref());
+    let _ = forwarded.set_authority(authority.as_deref());
+    // The caller's body is read once the job has read the forwarded one.
+    wit_bindgen::spawn_local(async move {
+        let _ = read_writer.write(sent.await).await;
+    });
+    forwarded
 }
 
 /// A response of the wrapper's own, its body written once the host reads it.

@@ -1,6 +1,6 @@
 //! The wrapped job of the HTTP wrapper's stories: a plain WASI 0.3 HTTP handler that knows
 //! nothing of traffic-cop. Prints `handler called for <path>: <mode>` on every call (the test
-//! counts them), then, by its environment: waits `HANDLER_MS`, and answers by `HANDLER_MODE`:
+//! counts them), and the run the wrapper's headers carry, then, by its environment: waits `HANDLER_MS`, and answers by `HANDLER_MODE`:
 //! `ok` (200), `fail` (500), `trap` (a panic, which traps and takes the instance with it), or
 //! `cycle` (ok, fail, trap, ok in turn by the wall clock's 3 s slot: `seconds / 3 % 4`; four
 //! slots, so the run that takes over a trap after a 15 s lease, 15 or 18 s later, answers ok).
@@ -25,6 +25,19 @@ impl wasip3::exports::http::handler::Guest for Handler {
         };
         let path = request.get_path_with_query().unwrap_or_default();
         println!("handler called for {path}: {mode}");
+        // The run, when a wrapper passed it on (an unchanged job would ignore these).
+        let headers = request.get_headers();
+        let header = |name: &str| {
+            let values = headers.get(name);
+            values.first().map(|v| String::from_utf8_lossy(v).into_owned())
+        };
+        if let Some(token) = header("traffic-cop-fencing-token") {
+            let due = header("traffic-cop-due-at-ms").unwrap_or_default();
+            let missed = header("traffic-cop-missed").unwrap_or_default();
+            println!(
+                "handler given fencing token {token} for the due time {due} ({missed} missed)"
+            );
+        }
         let wait_ms: u64 =
             std::env::var("HANDLER_MS").ok().and_then(|ms| ms.parse().ok()).unwrap_or(0);
         if wait_ms > 0 {
