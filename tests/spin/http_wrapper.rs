@@ -116,7 +116,7 @@ fn http_wrapped_replicas_run_once_per_due_time_take_over_after_a_kill_and_show_t
     check_board(&fleet, port);
     let said = fleet.said();
     let (called, decisions, answers) = (fleet.called(), fleet.decisions(), fleet.answers());
-    let fleet_tokens: Vec<Vec<u64>> = (0..3).map(|i| given_tokens(&fleet.stdout(i))).collect();
+    let fleet_tokens: Vec<Vec<u64>> = (0..3).map(|i| fleet.given_tokens(i)).collect();
     fleet.stop();
     // One run per due time, across the fleet.
     let runs: Vec<u64> = decisions.iter().filter(|d| d.run).filter_map(|d| d.due_s).collect();
@@ -160,15 +160,6 @@ fn http_wrapped_replicas_run_once_per_due_time_take_over_after_a_kill_and_show_t
         runs.len(),
         killed_at.as_secs_f64()
     );
-}
-
-/// The fencing tokens the job printed it was given (the wrapper's run headers), in order.
-fn given_tokens(stdout: &str) -> Vec<u64> {
-    stdout
-        .lines()
-        .filter_map(|l| l.strip_prefix("handler given fencing token "))
-        .filter_map(|rest| rest.split(' ').next()?.parse().ok())
-        .collect()
 }
 
 fn runs_of(fleet: &Fleet, replica: usize) -> usize {

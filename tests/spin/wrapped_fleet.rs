@@ -39,6 +39,8 @@ pub struct Wrapping {
     pub wrapper: PathBuf,
     pub lease: PathBuf,
     pub job: PathBuf,
+    /// The wrapper's import the job fills.
+    pub wrapped: &'static str,
 }
 
 impl Wrapping {
@@ -55,6 +57,18 @@ impl Wrapping {
             wrapper: traffic_cop_testbed::built::app_wasm("cron_wrapper_async"),
             lease,
             job: traffic_cop_testbed::built::wrapped_job("async"),
+            wrapped: "handle-cron-event",
+        }
+    }
+
+    /// The job-interface wrapper on Spin 4 with trigger-cron 0.5.0: the job exports
+    /// `traffic-cop:job` and is given the run.
+    pub fn job_on_spin_4() -> Wrapping {
+        Wrapping {
+            wrapper: traffic_cop_testbed::built::app_wasm("cron_wrapper_job"),
+            job: traffic_cop_testbed::built::wrapped_job("job"),
+            wrapped: "traffic-cop:job/job@0.1.0",
+            ..Wrapping::async_on_spin_4()
         }
     }
 
@@ -68,6 +82,7 @@ impl Wrapping {
             wrapper: traffic_cop_testbed::built::app_wasm("cron_wrapper"),
             lease: traffic_cop_testbed::built::lease_component(),
             job: traffic_cop_testbed::built::wrapped_job("sync"),
+            wrapped: "handle-cron-event",
         }
     }
 
@@ -89,6 +104,7 @@ impl Wrapping {
             wrapper: traffic_cop_testbed::built::app_wasm("http_wrapper_async"),
             lease,
             job: traffic_cop_testbed::built::wrapped_job("http"),
+            wrapped: "wasi:http/handler@0.3.0-rc-2026-03-15",
         }
     }
 }
@@ -100,23 +116,22 @@ impl Wrapping {
 fn spin_toml(how: &Wrapping, storage: &str, handler: &str) -> String {
     let path = |p: &PathBuf| p.display().to_string();
     let (wrapper, lease, job) = (path(&how.wrapper), path(&how.lease), path(&how.job));
-    let (triggers, wrapped) = match how.trigger {
-        Trigger::Cron => (
+    let wrapped = how.wrapped;
+    let triggers = match how.trigger {
+        Trigger::Cron => {
             "[[trigger.cron]]\ncomponent = \"nightly\"\ncron_expression = \"*/3 * * * * *\"\n"
-                .to_string(),
-            "handle-cron-event",
-        ),
+                .to_string()
+        }
         Trigger::Http => {
             let routes = [("/run", "nightly"), ("/hello", "job"), ("/status", "board")];
             let routes = routes.iter().chain(&[("/metrics", "board")]);
-            let triggers = routes
+            routes
                 .map(|(route, component)| {
                     format!(
                         "[[trigger.http]]\nroute = \"{route}\"\ncomponent = \"{component}\"\n\n"
                     )
                 })
-                .collect();
-            (triggers, "wasi:http/handler@0.3.0-rc-2026-03-15")
+                .collect()
         }
     };
     let board = match how.trigger {
@@ -201,6 +216,7 @@ pub struct Decision {
     pub run: bool,
     pub due_s: Option<u64>,
     pub token: Option<u64>,
+    pub missed: Option<u64>,
     pub abandoned: bool,
     pub detail: String,
 }
@@ -350,6 +366,16 @@ impl Fleet {
         self.called().into_iter().map(due).collect()
     }
 
+    /// The fencing tokens a replica's job printed it was given (`handler given fencing token
+    /// <token> for the due time <ms> …`), in order.
+    pub fn given_tokens(&self, replica: usize) -> Vec<u64> {
+        self.stdout(replica)
+            .lines()
+            .filter_map(|l| l.strip_prefix("handler given fencing token "))
+            .filter_map(|rest| rest.split(' ').next()?.parse().ok())
+            .collect()
+    }
+
     pub fn decisions(&self) -> Vec<Decision> {
         let mut all = Vec::new();
         for replica in 0..self.dirs.len() {
@@ -394,6 +420,7 @@ pub fn decision(replica: usize, line: &str) -> Option<Decision> {
         run: json["decision"] == "run",
         due_s: json["due_at_ms"].as_u64().map(|ms| ms / 1000),
         token: json["fencing_token"].as_u64(),
+        missed: json["missed"].as_u64(),
         abandoned: json["previous_abandoned"] == true,
         detail: json["detail"].as_str().unwrap_or_default().to_string(),
     })

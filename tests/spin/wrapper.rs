@@ -181,6 +181,38 @@ fn a_wrapped_handler_awaiting_three_lease_periods_runs_once_and_keeps_its_lease(
     );
 }
 
+/// The small step up: a job that exports `traffic-cop:job` is given each run's fencing token,
+/// due time and missed count, once per due time across two replicas.
+fn a_job_behind_the_job_wrapper_is_given_its_run() {
+    let handler = r#"HANDLER_MODE = "ok", HANDLER_MS = "1000""#;
+    let fleet = Fleet::start("wrapper-job", Wrapping::job_on_spin_4(), 2, handler, &[]);
+    let done = fleet
+        .wait(Duration::from_secs(60), |f| f.decisions().iter().filter(|d| d.run).count() >= 4);
+    let said = fleet.said();
+    let (calls, decisions) = (fleet.calls(), fleet.decisions());
+    let given: Vec<Vec<u64>> = (0..2).map(|i| fleet.given_tokens(i)).collect();
+    let lines: Vec<String> = (0..2).map(|i| fleet.stdout(i)).collect();
+    fleet.stop();
+    assert!(done, "fewer than four runs: {said}");
+    let by_due = calls_by_due(&calls);
+    assert!(by_due.values().all(|&n| n == 1), "a due time ran twice: {by_due:?}\n{said}");
+    for i in 0..2 {
+        let runs: Vec<_> = decisions.iter().filter(|d| d.replica == i && d.run).collect();
+        // A run still working when the fleet stopped was given its token but not reported.
+        assert!(given[i].len() >= runs.len() && given[i].len() <= runs.len() + 1, "{said}");
+        for (run, token) in runs.iter().zip(&given[i]) {
+            assert_eq!(run.token, Some(*token), "replica {i}: {said}");
+            let due_ms = run.due_s.unwrap() * 1000;
+            let missed = run.missed.unwrap();
+            let told =
+                format!("token {token} for the due time {due_ms} ({missed} missed) of nightly");
+            assert!(lines[i].contains(&told), "replica {i} was not told {told:?}: {said}");
+        }
+    }
+    let tokens: Vec<u64> = given.iter().flatten().copied().collect();
+    eprintln!("measured: {} runs, the job given tokens {tokens:?}", by_due.len());
+}
+
 pub fn tests() -> Vec<Test> {
     traffic_cop_testbed::tests![
         wrapped_replicas_call_the_handler_once_per_due_time_and_take_over_after_a_kill,
@@ -190,5 +222,6 @@ pub fn tests() -> Vec<Test> {
         a_sync_wrapped_job_longer_than_its_lease_says_so_when_taken_over,
         a_wrapped_handler_that_fails_is_recorded_and_one_that_traps_is_abandoned,
         a_wrapped_handler_awaiting_three_lease_periods_runs_once_and_keeps_its_lease,
+        a_job_behind_the_job_wrapper_is_given_its_run,
     ]
 }

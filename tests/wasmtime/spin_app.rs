@@ -170,6 +170,7 @@ fn the_wrappers_import_nothing_spin_specific() {
     for (name, trigger_types, job) in [
         ("cron_wrapper_async", "spin:cron/cron-types@3.0.0", "handle-cron-event"),
         ("cron_wrapper", "fermyon:spin-cron/cron-types@2.0.0", "handle-cron-event"),
+        ("cron_wrapper_job", "spin:cron/cron-types@3.0.0", "traffic-cop:job/job@0.1.0"),
         ("http_wrapper_async", "wasi:http/types@", "wasi:http/handler@0.3.0-rc-2026-03-15"),
     ] {
         let wrapper = traffic_cop_wasm_host::wasmtime::component::Component::from_file(

@@ -5,7 +5,7 @@
 
 wit_bindgen::generate!({ world: "cron-job-async", path: "../wit", generate_all });
 
-use traffic_cop_app::{describe, run_holding, Holding, Settings, TickReport};
+use traffic_cop_app::{run_holding, Holding, Settings, TickReport};
 use wasi::clocks::monotonic_clock;
 
 struct CronJob;
@@ -38,12 +38,7 @@ async fn tick(settings: &Settings) -> TickReport {
     let written = traffic_cop_app::result::write_result(settings, &grant, |name, contents| {
         ticket.write_fenced(name, contents)
     });
-    let detail = format!("{detail}; {written}");
-    let detail = match ticket.complete(&outcome) {
-        Ok(()) => detail,
-        Err(error) => format!("{detail}; complete failed: {}", describe(&error)),
-    };
-    TickReport::ran(settings, &grant, detail)
+    traffic_cop_app::completed(settings, &ticket, &grant, &outcome, format!("{detail}; {written}"))
 }
 
 /// The long part of the job: `work_ms` of waiting that yields, so `hold` renews meanwhile.

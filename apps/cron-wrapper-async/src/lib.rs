@@ -7,54 +7,18 @@
 
 wit_bindgen::generate!({ world: "cron-wrapper-async", path: "../wit", generate_all });
 
-use traffic_cop_app::guard::Outcome;
-use traffic_cop_app::{describe, run_holding, Holding, Settings, TickReport};
-
 struct Wrapper;
 
 export!(Wrapper);
 
 impl Guest for Wrapper {
     async fn handle_cron_event(metadata: Metadata) -> Result<(), Error> {
-        let prefix = format!("cron tick {}: ", traffic_cop_app::tick_time(metadata.timestamp));
-        let settings = Settings::from_wasi_config().map_err(|bad| {
-            eprintln!("{prefix}error: {bad}");
-            Error::Other(bad.to_string())
-        })?;
-        let (report, answer) = tick(&settings).await;
-        report.print(&prefix);
-        if report.is_misconfigured() {
-            return Err(Error::Other(report.detail));
-        }
-        answer
+        // The due time the run is for, not the tick's time: a tick that catches up runs the
+        // latest missed due time, and the handler is told which.
+        let call = |_: &_, grant: &traffic_cop_app::Grant| {
+            handle_cron_event(Metadata { timestamp: grant.past_due.due_at_ms / 1000 })
+        };
+        let reason = |Error::Other(why): &Error| why.clone();
+        traffic_cop_app::cron_wrapped(metadata.timestamp, call, reason).await.map_err(Error::Other)
     }
-}
-
-/// The decision, and on a run the wrapped handler's answer, which the event returns too (so
-/// the trigger logs a failed run as it would the handler's own failure).
-async fn tick(settings: &Settings) -> (TickReport, Result<(), Error>) {
-    // The due time the run is for, not the tick's time: a tick that catches up runs the
-    // latest missed due time, and the handler is told which.
-    let call = |grant: &traffic_cop_app::Grant| {
-        handle_cron_event(Metadata { timestamp: grant.past_due.due_at_ms / 1000 })
-    };
-    let (ticket, grant, answer) = match run_holding(settings, call).await {
-        Holding::Skipped(report) => return (report, Ok(())),
-        Holding::Stopped(report) => {
-            let stopped = Error::Other(report.detail.clone());
-            return (report, Err(stopped));
-        }
-        Holding::Worked { ticket, grant, output } => (ticket, grant, output),
-    };
-    let (outcome, detail) = match &answer {
-        Ok(()) => (Outcome::Success, "the handler succeeded".to_string()),
-        Err(Error::Other(why)) => {
-            (Outcome::Failure(why.clone()), format!("the handler failed: {why}"))
-        }
-    };
-    let detail = match ticket.complete(&outcome) {
-        Ok(()) => detail,
-        Err(error) => format!("{detail}; complete failed: {}", describe(&error)),
-    };
-    (TickReport::ran(settings, &grant, detail), answer)
 }

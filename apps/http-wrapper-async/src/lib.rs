@@ -22,7 +22,7 @@ wit_bindgen::generate!({ world: "http-wrapper-async", path: "../wit", generate_a
 
 use exports::wasi::http::handler::Guest;
 use traffic_cop_app::guard::Outcome;
-use traffic_cop_app::{describe, run_holding, Grant, Holding, Settings, TickReport};
+use traffic_cop_app::{run_holding, Grant, Holding, Settings, TickReport};
 use wasi::http::handler::handle as wrapped_handle;
 use wasi::http::types::{ErrorCode, Fields, Request, Response};
 
@@ -78,11 +78,8 @@ async fn tick(settings: &Settings, request: Request) -> (TickReport, Answered) {
             format!("the handler failed: {error:?}"),
         ),
     };
-    let detail = match ticket.complete(&outcome) {
-        Ok(()) => detail,
-        Err(error) => format!("{detail}; complete failed: {}", describe(&error)),
-    };
-    (TickReport::ran(settings, &grant, detail), Answered::Handler(response))
+    let report = traffic_cop_app::completed(settings, &ticket, &grant, &outcome, detail);
+    (report, Answered::Handler(response))
 }
 
 /// The headers that carry the run to the job.

@@ -2,6 +2,7 @@
 //! ticket's `hold`, whichever ends first. `hold` renews the lease meanwhile and ends first only
 //! when the job must stop; the work's future is then dropped at its current await.
 
+use crate::guard::Outcome;
 use crate::guard_v4::{self, Decision, Ticket};
 use crate::{describe, Grant, Settings, TickReport};
 use futures::future::{select, Either};
@@ -42,4 +43,19 @@ pub async fn run_holding<F: Future>(
         Either::Right((output, _)) => output,
     };
     Holding::Worked { ticket, grant, output }
+}
+
+/// Closes a worked run with `outcome`: its report, which says so when `complete` failed.
+pub fn completed(
+    settings: &Settings,
+    ticket: &Ticket,
+    grant: &Grant,
+    outcome: &Outcome,
+    detail: String,
+) -> TickReport {
+    let detail = match ticket.complete(outcome) {
+        Ok(()) => detail,
+        Err(error) => format!("{detail}; complete failed: {}", describe(&error)),
+    };
+    TickReport::ran(settings, grant, detail)
 }

@@ -18,13 +18,15 @@ mod settings;
 mod tick;
 mod token;
 mod words;
+mod wrapped;
 
 pub use board::{list, now_ms, BoardRow, Snapshot};
 pub use grant::Grant;
-pub use holding::{run_holding, Holding};
+pub use holding::{completed, run_holding, Holding};
 pub use settings::{BadVariable, Settings};
 pub use tick::{janitor, tick, TickReport};
 pub use words::{describe, duration};
+pub use wrapped::cron_wrapped;
 
 wit_bindgen::generate!({ world: "guard-client", path: "../wit", generate_all });
 

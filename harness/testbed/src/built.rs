@@ -61,19 +61,21 @@ pub fn async_components() -> (PathBuf, PathBuf) {
     (lease, job)
 }
 
-/// A wrapped job of tests/spin/wrapper.rs and http_wrapper.rs (harness/cron-handler), a plain
-/// handler: `async` (spin:cron@3.0.0), `sync` (fermyon:spin-cron@2.0.0) or `http` (WASI 0.3
-/// `wasi:http/handler`), checked against its sources.
-/// The wrappers themselves are checked with the app's components.
+/// A wrapped job of tests/spin/wrapper.rs and http_wrapper.rs (harness/cron-handler), checked
+/// against its sources: a plain handler, `async` (spin:cron@3.0.0), `sync`
+/// (fermyon:spin-cron@2.0.0) or `http` (WASI 0.3 `wasi:http/handler`), or `job` (exports
+/// `traffic-cop:job`). The wrappers themselves are checked with the app's components.
 pub fn wrapped_job(kind: &str) -> PathBuf {
     let root = crate::repo_root().join("harness/cron-handler");
     let name = match kind {
         "sync" => "cron_handler_sync",
         "http" => "http_handler",
+        "job" => "job_handler",
         _ => "cron_handler",
     };
     let job = app_wasm(name);
-    assert_fresh(&job, &[root.join(kind).join("src"), root.join("wit")]);
+    let sources = [root.join(kind).join("src"), root.join("wit"), root.join("behaviour.rs")];
+    assert_fresh(&job, &sources);
     job
 }
 
@@ -88,6 +90,7 @@ pub fn assert_app_built() {
         "cron-job-async",
         "cron-wrapper",
         "cron-wrapper-async",
+        "cron-wrapper-job",
         "http-job",
         "http-wrapper-async",
     ];

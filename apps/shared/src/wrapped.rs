@@ -1,0 +1,49 @@
+//! The async cron wrappers' tick, whichever handler they wrap (`handle-cron-event` or the
+//! `traffic-cop:job` interface): settings, the decision, the wrapped call beside `hold`, its
+//! answer as the run's outcome, the decision printed.
+
+use crate::guard::Outcome;
+use crate::holding::{completed, run_holding, Holding};
+use crate::{tick_time, Grant, Settings};
+use std::future::Future;
+
+/// `call` gets the settings and the run's grant; `reason` reads a failure's text from the
+/// handler's error. `Err` is the event's failure text: the handler's own, a stop, or settings
+/// that cannot be used. The handler is called only on the replica whose turn it is.
+pub async fn cron_wrapped<F, E>(
+    timestamp: u64,
+    call: impl FnOnce(&Settings, &Grant) -> F,
+    reason: impl Fn(&E) -> String,
+) -> Result<(), String>
+where
+    F: Future<Output = Result<(), E>>,
+{
+    let prefix = format!("cron tick {}: ", tick_time(timestamp));
+    let settings = Settings::from_wasi_config().map_err(|bad| {
+        eprintln!("{prefix}error: {bad}");
+        bad.to_string()
+    })?;
+    let (ticket, grant, answer) = match run_holding(&settings, |g| call(&settings, g)).await {
+        Holding::Skipped(report) => {
+            report.print(&prefix);
+            return if report.is_misconfigured() { Err(report.detail) } else { Ok(()) };
+        }
+        Holding::Stopped(report) => {
+            report.print(&prefix);
+            return Err(report.detail);
+        }
+        Holding::Worked { ticket, grant, output } => (ticket, grant, output),
+    };
+    let (outcome, detail) = match &answer {
+        Ok(()) => (Outcome::Success, "the handler succeeded".to_string()),
+        Err(error) => {
+            let why = reason(error);
+            let detail = format!("the handler failed: {why}");
+            (Outcome::Failure(why), detail)
+        }
+    };
+    completed(&settings, &ticket, &grant, &outcome, detail).print(&prefix);
+    // The event returns the handler's answer, so the trigger logs a failed run as it would
+    // the handler's own failure.
+    answer.map_err(|error| reason(&error))
+}
