@@ -92,6 +92,11 @@ impl Wrapping {
         Wrapping::sync_on(spin, data)
     }
 
+    /// The same wrapper around another job: a guest in another language (target/guests).
+    pub fn around(self, job: PathBuf) -> Wrapping {
+        Wrapping { job, ..self }
+    }
+
     /// The async HTTP wrapper on Spin 4 (its HTTP trigger hosts WASI 0.3 handlers).
     pub fn http_on_spin_4() -> Wrapping {
         let spin = require("real spin (HTTP wrapper)", find_spin());

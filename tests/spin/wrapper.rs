@@ -213,6 +213,64 @@ fn a_job_behind_the_job_wrapper_is_given_its_run() {
     eprintln!("measured: {} runs, the job given tokens {tokens:?}", by_due.len());
 }
 
+/// A job written in another language, as its toolchain's docs show one, behind a wrapper: one
+/// call per due time across two replicas, and its `Ok` and `Err` recorded as the Rust job's
+/// are (`alternate`: ok and fail in turn by the due time).
+fn guest_story(name: &str, how: Wrapping, what: &str) {
+    let handler = r#"HANDLER_MODE = "alternate", HANDLER_MS = "1000""#;
+    let fleet = Fleet::start(name, how, 2, handler, &[]);
+    let mode = |due: u64| ["ok", "fail"][(due / 3 % 2) as usize];
+    let done = fleet.wait(Duration::from_secs(60), |f| {
+        let decisions = f.decisions();
+        decisions.iter().any(|d| d.run && d.detail.starts_with("the handler failed"))
+            && decisions.iter().any(|d| d.run && d.detail == "the handler succeeded")
+    });
+    let said = fleet.said();
+    let (calls, decisions) = (fleet.calls(), fleet.decisions());
+    fleet.stop();
+    assert!(done, "{what}: no success and failure seen: {said}");
+    let by_due = calls_by_due(&calls);
+    assert!(by_due.values().all(|&n| n == 1), "{what}: a due time ran twice: {by_due:?}\n{said}");
+    for d in decisions.iter().filter(|d| d.run) {
+        let due = d.due_s.unwrap();
+        match mode(due) {
+            "ok" => assert_eq!(d.detail, "the handler succeeded", "{what}: {said}"),
+            "fail" => assert_eq!(d.detail, format!("the handler failed: the job failed for {due}")),
+            _ => unreachable!(),
+        }
+    }
+    for (i, called) in calls.iter().enumerate() {
+        let runs = decisions.iter().filter(|d| d.replica == i && d.run).count();
+        // A call still working when the fleet stopped has no decision yet.
+        let open = called.len() - runs;
+        assert!(open <= 1, "{what}: replica {i} called {called:?} for {runs} runs: {said}");
+    }
+    eprintln!("measured, {what}: {} calls, one per due time", by_due.len());
+}
+
+fn a_python_job_runs_behind_the_sync_wrapper() {
+    let job =
+        require("a Python cron job", traffic_cop_testbed::built::cron_guest("python_cron_sync"));
+    let how = Wrapping::sync_on_spin_4().around(job);
+    guest_story("wrapper-python-sync", how, "Python, sync wrapper, trigger-cron 0.3.0");
+}
+
+fn an_async_python_job_runs_behind_the_async_wrapper() {
+    let job = require(
+        "an async Python cron job",
+        traffic_cop_testbed::built::cron_guest("python_cron_async"),
+    );
+    let how = Wrapping::async_on_spin_4().around(job);
+    guest_story("wrapper-python-async", how, "async Python, async wrapper, trigger-cron 0.5.0");
+}
+
+fn a_javascript_job_runs_behind_the_sync_wrapper() {
+    let job = traffic_cop_testbed::built::cron_guest("js_cron_sync");
+    let job = require("a JavaScript cron job", job);
+    let how = Wrapping::sync_on_spin_4().around(job);
+    guest_story("wrapper-js-sync", how, "JavaScript, sync wrapper, trigger-cron 0.3.0");
+}
+
 pub fn tests() -> Vec<Test> {
     traffic_cop_testbed::tests![
         wrapped_replicas_call_the_handler_once_per_due_time_and_take_over_after_a_kill,
@@ -223,5 +281,8 @@ pub fn tests() -> Vec<Test> {
         a_wrapped_handler_that_fails_is_recorded_and_one_that_traps_is_abandoned,
         a_wrapped_handler_awaiting_three_lease_periods_runs_once_and_keeps_its_lease,
         a_job_behind_the_job_wrapper_is_given_its_run,
+        a_python_job_runs_behind_the_sync_wrapper,
+        an_async_python_job_runs_behind_the_async_wrapper,
+        a_javascript_job_runs_behind_the_sync_wrapper,
     ]
 }

@@ -145,3 +145,32 @@ pub fn guest_wasm_under(root: &Path, language: &str) -> Result<PathBuf, String> 
     assert_fresh(&wasm, &sources);
     Ok(wasm)
 }
+
+/// `target/guests/<name>.wasm`, a cron job in another language behind the wrappers
+/// (`python_cron_sync`, `python_cron_async`, `js_cron_sync`, from `scripts/build-guests`): its
+/// sources are `guests/cron-<language>/` and the cron WIT of harness/cron-handler. `Err` says
+/// why it is missing; a stale build panics.
+pub fn cron_guest(name: &str) -> Result<PathBuf, String> {
+    let root = crate::repo_root();
+    let wasm = root.join("target/guests").join(format!("{name}.wasm"));
+    if !wasm.is_file() {
+        return Err(format!(
+            "{} missing: run scripts/build-guests (it installs the pinned toolchains)",
+            wasm.display()
+        ));
+    }
+    let language = name.split('_').next().unwrap_or_default();
+    let sources = [
+        root.join("guests").join(format!("cron-{language}")),
+        root.join("harness/cron-handler/wit"),
+    ];
+    // Not node_modules: the toolchain's own files are pinned, not sources.
+    let sources: Vec<PathBuf> = sources
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(dir).into_iter().flatten().flatten())
+        .map(|e| e.path())
+        .filter(|p| !p.ends_with("node_modules") && !p.ends_with("__pycache__"))
+        .collect();
+    assert_fresh(&wasm, &sources);
+    Ok(wasm)
+}
