@@ -47,6 +47,16 @@ const TEMPLATES: [Template; 2] = [
     },
 ];
 
+/// The template whose code is a plain cron handler and whose spin.toml guards it with the
+/// async cron wrapper. Not in [`TEMPLATES`]: it is run by its own test.
+const WRAPPED: Template = Template {
+    id: "traffic-cop-cron-rust-wrapped",
+    line: "0.5.0",
+    name: "wrapped-job",
+    cron_wit: "package spin:cron@3.0.0;",
+    is_async: true,
+};
+
 impl Template {
     /// The lease component its spin.toml names: the WASI 0.2 one, or for the async template
     /// the async one (guard@0.4.0); either checked against its sources.
@@ -404,7 +414,7 @@ fn the_trigger_polls_at_the_schedules_seconds_and_the_schedule_is_written_once()
     let spin = require("spin templates", find_spin());
     let dir = scratch("templates-poll");
     let spin_cmd = templates_installed(&spin, &dir);
-    for template in &TEMPLATES {
+    for template in TEMPLATES.iter().chain([&WRAPPED]) {
         let project = dir.join(template.name);
         let generated = run(
             &mut spin_cmd(&[
@@ -436,6 +446,94 @@ fn the_trigger_polls_at_the_schedules_seconds_and_the_schedule_is_written_once()
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// The wrapped template: generated code with no traffic-cop call and a world that imports
+/// nothing, built, and run by two replicas under trigger-cron 0.5.0: the wrapper calls the
+/// handler once per due time across both, and only on runs.
+fn the_wrapped_template_guards_a_plain_handler() {
+    let spin = require("spin templates (wrapped)", find_spin());
+    let data = require("spin templates (wrapped, cron 0.5.0)", cron_line(WRAPPED.line));
+    traffic_cop_testbed::built::assert_app_built();
+    let wrapper = traffic_cop_testbed::built::app_wasm("cron_wrapper_async");
+    let dir = scratch("templates-wrapped");
+    let spin_cmd = templates_installed(&spin, &dir);
+    let project = dir.join(WRAPPED.name);
+    let values = [
+        format!("lease-component={}", WRAPPED.lease().display()),
+        format!("wrapper-component={}", wrapper.display()),
+        "cron-expression=*/2 * * * * *".to_string(),
+    ];
+    let mut args = vec!["new", "-t", WRAPPED.id, WRAPPED.name, "--accept-defaults", "--no-vcs"];
+    for value in &values {
+        args.extend(["-v", value]);
+    }
+    let out = project.display().to_string();
+    args.extend(["-o", &out]);
+    let generated = run(&mut spin_cmd(&args), Duration::from_secs(60));
+    assert!(generated.ok(), "spin new -t {} {}", WRAPPED.id, generated.said());
+    let code = std::fs::read_to_string(project.join("src/lib.rs")).unwrap();
+    let world = std::fs::read_to_string(project.join("wit/world.wit")).unwrap();
+    let cargo = std::fs::read_to_string(project.join("Cargo.toml")).unwrap();
+    assert!(!world.contains("import"), "the job's world imports: {world}");
+    let cargo: toml::Value = toml::from_str(&cargo).expect("Cargo.toml parses");
+    let dependencies: Vec<&String> = cargo["dependencies"].as_table().unwrap().keys().collect();
+    assert_eq!(dependencies, ["wit-bindgen"], "the job depends on more than its bindings");
+    assert!(!code.contains("guard::") && !code.contains("traffic_cop"), "{code}");
+    let wasm = build(&WRAPPED, &project);
+    let source = project.join("target/wasm32-wasip2/release");
+    std::fs::create_dir_all(&source).unwrap();
+    std::fs::copy(&wasm, source.join(wasm.file_name().unwrap())).unwrap();
+    let azurite = Azurite::start();
+    let container = format!("tpl-wrapped-{}", std::process::id());
+    let replicas: Vec<(Background, PathBuf)> = (0..2)
+        .map(|i| {
+            let at = project.join(format!("replica-{i}"));
+            start_replica(
+                (&spin, &data, &project),
+                &at,
+                &azurite,
+                &container,
+                &format!("r-{i}"),
+                None,
+            )
+        })
+        .collect();
+    let log = |dir: &PathBuf| {
+        std::fs::read_to_string(dir.join(format!("logs/{}_stdout.txt", WRAPPED.name)))
+            .unwrap_or_default()
+    };
+    let ran = format!("{}: the job ran for the due time ", WRAPPED.name);
+    let calls = |log: &str| -> Vec<String> {
+        log.lines().filter_map(|l| l.strip_prefix(ran.as_str())).map(str::to_string).collect()
+    };
+    let deadline = Instant::now() + Duration::from_secs(40);
+    let mut logs: Vec<String> = Vec::new();
+    while Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(500));
+        logs = replicas.iter().map(|(_, dir)| log(dir)).collect();
+        let skipped = logs.iter().any(|l| l.contains("\"decision\":\"skip\""));
+        if logs.iter().map(|l| calls(l).len()).sum::<usize>() >= 3 && skipped {
+            break;
+        }
+    }
+    drop(replicas);
+    azurite.stop();
+    let all = format!("{logs:#?}");
+    let mut dues: Vec<String> = logs.iter().flat_map(|l| calls(l)).collect();
+    assert!(dues.len() >= 3, "fewer than 3 runs: {all}");
+    assert!(logs.iter().any(|l| l.contains("\"decision\":\"skip\"")), "no skip: {all}");
+    for l in &logs {
+        let runs = l.lines().filter(|line| line.contains("\"decision\":\"run\"")).count();
+        // A call still working when the replicas stopped has no decision yet.
+        let called = calls(l).len();
+        assert!(called >= runs && called <= runs + 1, "{called} calls for {runs} runs: {all}");
+    }
+    let total = dues.len();
+    dues.sort();
+    dues.dedup();
+    assert_eq!(dues.len(), total, "a due time ran twice: {all}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// The lock check itself: the apps' own lock passes, and one package moved to a version the
 /// apps do not have (as a fresh resolution after a crates.io release would) is refused.
 fn the_lock_check_refuses_a_version_apart_from_the_apps() {
@@ -454,5 +552,6 @@ pub fn tests() -> Vec<Test> {
         templates_install_generate_build_and_run_under_their_cron_lines,
         the_lock_check_refuses_a_version_apart_from_the_apps,
         the_trigger_polls_at_the_schedules_seconds_and_the_schedule_is_written_once,
+        the_wrapped_template_guards_a_plain_handler,
     ]
 }
