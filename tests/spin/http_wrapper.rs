@@ -10,7 +10,8 @@
 //! answers 500 is recorded as a failure and the caller gets the 500; one that traps is taken
 //! over as abandoned.
 
-use super::wrapped_fleet::{Answer, Fleet, Wrapping, EVERY_SECONDS, LEASE_SECONDS};
+use super::wrapped_app::{Wrapping, EVERY_SECONDS, LEASE_SECONDS};
+use super::wrapped_fleet::{Answer, Fleet};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 use traffic_cop_testbed::runner::Test;
@@ -82,20 +83,7 @@ fn skipped(answer: &Answer) -> bool {
 fn http_wrapped_replicas_run_once_per_due_time_take_over_after_a_kill_and_show_the_board() {
     let handler = r#"HANDLER_MODE = "ok", HANDLER_MS = "1500""#;
     let mut fleet = Fleet::start("http-wrapper-kill", Wrapping::http_on_spin_4(), 3, handler, &[]);
-    // A replica whose handler was called more often than it reported runs: it is mid-run.
-    let running = |fleet: &Fleet| {
-        let decisions = fleet.decisions();
-        (0..3).find(|&i| {
-            let ran = decisions.iter().filter(|d| d.replica == i && d.run).count();
-            ran >= 1 && fleet.called()[i].len() > ran
-        })
-    };
-    let warmed = fleet.wait(Duration::from_secs(60), |f| running(f).is_some());
-    assert!(warmed, "no second run began: {}", fleet.said());
-    let victim = running(&fleet).unwrap();
-    let killed_calls = fleet.called()[victim].len();
-    fleet.kill(victim);
-    let killed_at = fleet.started.elapsed();
+    let (victim, killed_calls, killed_at) = fleet.kill_mid_run();
     let took_over = fleet.wait(killed_at + Duration::from_secs(LEASE_SECONDS + 15), |f| {
         f.decisions().iter().any(|d| d.run && d.abandoned)
     });

@@ -20,6 +20,7 @@ mod registry;
 mod schedule_change;
 mod story_checks;
 mod templates;
+mod wrapped_app;
 mod wrapped_fleet;
 mod wrapper;
 

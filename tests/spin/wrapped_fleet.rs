@@ -1,8 +1,8 @@
-//! Replicas of one wrapped app on real Spin, for the wrappers' stories (wrapper.rs: cron,
-//! http_wrapper.rs: HTTP): the manifest as a user writes it, the replicas behind one counting
-//! proxy in front of Azurite, their logs read back, and for the HTTP wrapper a scheduler that
-//! calls the guarded route on every live replica at each due time, as a CronJob's `curl` would.
+//! Replicas of one wrapped app (wrapped_app.rs) on real Spin: behind one counting proxy in front
+//! of Azurite, their logs read back, and for the HTTP wrapper a scheduler that calls the guarded
+//! route on every live replica at each due time, as a CronJob's `curl` would.
 
+use super::wrapped_app::{spin_toml, Trigger, Wrapping, EVERY_SECONDS};
 use crate::run::{scratch, Background};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -10,197 +10,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use traffic_cop_testbed::azurite::{connection_string_for_port, Azurite};
-use traffic_cop_testbed::needs::require;
 use traffic_cop_testbed::proxy::CountingProxy;
-use traffic_cop_testbed::spin::{cron_line, find_spin, free_port, http, http_with};
+use traffic_cop_testbed::spin::{free_port, http, http_with};
 use traffic_cop_testbed::EMULATOR_KEY_B64;
-
-pub const LEASE_SECONDS: u64 = 15;
-
-/// The job is due every this many seconds (`*/3 * * * * *`).
-pub const EVERY_SECONDS: u64 = 3;
 
 /// A run header the scheduler forges on every call (the real one carries the granted token).
 const FORGED_HEADER: &str = "traffic-cop-fencing-token";
-
-/// Which trigger calls the wrapper.
-#[derive(Clone, Copy, PartialEq)]
-pub enum Trigger {
-    Cron,
-    Http,
-}
-
-/// What a fleet runs: the Spin CLI and plugin line, the wrapper, its lease component and the
-/// wrapped job.
-pub struct Wrapping {
-    pub spin: PathBuf,
-    pub data: Option<PathBuf>,
-    pub trigger: Trigger,
-    pub wrapper: PathBuf,
-    pub lease: PathBuf,
-    pub job: PathBuf,
-    /// The wrapper's import the job fills.
-    pub wrapped: &'static str,
-}
-
-impl Wrapping {
-    /// The async cron wrapper on Spin 4 with trigger-cron 0.5.0.
-    pub fn async_on_spin_4() -> Wrapping {
-        let spin = require("real spin (wrapper)", find_spin());
-        let data = require("real spin (wrapper, cron 0.5.0)", cron_line("0.5.0"));
-        traffic_cop_testbed::built::assert_app_built();
-        let (lease, _) = traffic_cop_testbed::built::async_components();
-        Wrapping {
-            spin,
-            data: Some(data),
-            trigger: Trigger::Cron,
-            wrapper: traffic_cop_testbed::built::app_wasm("cron_wrapper_async"),
-            lease,
-            job: traffic_cop_testbed::built::wrapped_job("async"),
-            wrapped: "handle-cron-event",
-        }
-    }
-
-    /// The job-interface wrapper on Spin 4 with trigger-cron 0.5.0: the job exports
-    /// `traffic-cop:job` and is given the run.
-    pub fn job_on_spin_4() -> Wrapping {
-        Wrapping {
-            wrapper: traffic_cop_testbed::built::app_wasm("cron_wrapper_job"),
-            job: traffic_cop_testbed::built::wrapped_job("job"),
-            wrapped: "traffic-cop:job/job@0.1.0",
-            ..Wrapping::async_on_spin_4()
-        }
-    }
-
-    /// The sync cron wrapper under `spin` with trigger-cron 0.3.0 in `data`.
-    pub fn sync_on(spin: PathBuf, data: PathBuf) -> Wrapping {
-        traffic_cop_testbed::built::assert_app_built();
-        Wrapping {
-            spin,
-            data: Some(data),
-            trigger: Trigger::Cron,
-            wrapper: traffic_cop_testbed::built::app_wasm("cron_wrapper"),
-            lease: traffic_cop_testbed::built::lease_component(),
-            job: traffic_cop_testbed::built::wrapped_job("sync"),
-            wrapped: "handle-cron-event",
-        }
-    }
-
-    pub fn sync_on_spin_4() -> Wrapping {
-        let spin = require("real spin (sync wrapper)", find_spin());
-        let data = require("real spin (sync wrapper, cron 0.3.0)", cron_line("0.3.0"));
-        Wrapping::sync_on(spin, data)
-    }
-
-    /// The same wrapper around another job: a guest in another language (target/guests).
-    pub fn around(self, job: PathBuf) -> Wrapping {
-        Wrapping { job, ..self }
-    }
-
-    /// The async HTTP wrapper on Spin 4 (its HTTP trigger hosts WASI 0.3 handlers).
-    pub fn http_on_spin_4() -> Wrapping {
-        let spin = require("real spin (HTTP wrapper)", find_spin());
-        traffic_cop_testbed::built::assert_app_built();
-        let (lease, _) = traffic_cop_testbed::built::async_components();
-        Wrapping {
-            spin,
-            data: None,
-            trigger: Trigger::Http,
-            wrapper: traffic_cop_testbed::built::app_wasm("http_wrapper_async"),
-            lease,
-            job: traffic_cop_testbed::built::wrapped_job("http"),
-            wrapped: "wasi:http/handler@0.3.0-rc-2026-03-15",
-        }
-    }
-}
-
-/// A wrapped app as a user writes it: the wrapper on the trigger, the lease component and the
-/// user's unchanged job as its dependencies, settings as variables. The HTTP app also routes
-/// `/hello` straight to the job (not guarded) and the board's routes to the app's `http-job`
-/// component, the board shipped beside the wrappers.
-fn spin_toml(how: &Wrapping, storage: &str, handler: &str) -> String {
-    let path = |p: &PathBuf| p.display().to_string();
-    let (wrapper, lease, job) = (path(&how.wrapper), path(&how.lease), path(&how.job));
-    let wrapped = how.wrapped;
-    let triggers = match how.trigger {
-        Trigger::Cron => {
-            "[[trigger.cron]]\ncomponent = \"nightly\"\ncron_expression = \"*/3 * * * * *\"\n"
-                .to_string()
-        }
-        Trigger::Http => {
-            let routes = [("/run", "nightly"), ("/hello", "job"), ("/status", "board")];
-            let routes = routes.iter().chain(&[("/metrics", "board")]);
-            routes
-                .map(|(route, component)| {
-                    format!(
-                        "[[trigger.http]]\nroute = \"{route}\"\ncomponent = \"{component}\"\n\n"
-                    )
-                })
-                .collect()
-        }
-    };
-    let board = match how.trigger {
-        Trigger::Cron => String::new(),
-        Trigger::Http => format!(
-            r#"
-[component.board]
-source = "{board}"
-allowed_outbound_hosts = ["{{{{ storage_endpoint }}}}"]
-dependencies_inherit_configuration = true
-key_value_stores = ["default"]
-[component.board.variables]
-{variables}[component.board.dependencies]
-"traffic-cop:lease" = {{ path = "{sync_lease}" }}
-"#,
-            board = path(&traffic_cop_testbed::built::app_wasm("http_job")),
-            variables = component_variables(),
-            sync_lease = path(&traffic_cop_testbed::built::lease_component()),
-        ),
-    };
-    format!(
-        r#"spin_manifest_version = 2
-
-[application]
-name = "wrapped-job"
-version = "0.1.0"
-
-[variables]
-connection_string = {{ default = "{storage}", secret = true }}
-storage_endpoint = {{ default = "http://127.0.0.1:10000" }}
-container = {{ default = "wrapped" }}
-lock = {{ default = "nightly" }}
-holder = {{ default = "" }}
-lease_seconds = {{ default = "{LEASE_SECONDS}" }}
-schedule = {{ default = "*/3 * * * * *" }}
-time_zone = {{ default = "UTC" }}
-max_job_seconds = {{ default = "" }}
-
-{triggers}
-[component.nightly]
-source = "{wrapper}"
-allowed_outbound_hosts = ["{{{{ storage_endpoint }}}}"]
-dependencies_inherit_configuration = true
-environment = {{ {handler} }}
-[component.nightly.variables]
-{variables}max_job_seconds = "{{{{ max_job_seconds }}}}"
-[component.nightly.dependencies]
-"traffic-cop:lease" = {{ path = "{lease}" }}
-"{wrapped}" = {{ component = "job" }}
-
-[component.job]
-source = "{job}"
-{board}"#,
-        variables = component_variables(),
-    )
-}
-
-/// The settings both the wrapper and the board read, from the app's variables.
-fn component_variables() -> String {
-    ["connection_string", "container", "lock", "holder", "lease_seconds", "schedule", "time_zone"]
-        .iter()
-        .map(|name| format!("{name} = \"{{{{ {name} }}}}\"\n"))
-        .collect()
-}
 
 /// Replicas of one wrapped app behind one counting proxy in front of Azurite.
 pub struct Fleet {
@@ -320,6 +135,25 @@ impl Fleet {
         if let Some(scheduler) = &mut self.scheduler {
             scheduler.halt();
         }
+    }
+
+    /// Waits (up to a minute from the start) for a replica to be mid-run, its handler called
+    /// more often than it reported runs after at least one, and SIGKILLs it. Returns it, how
+    /// often its handler was called, and when it was killed (from the start).
+    pub fn kill_mid_run(&mut self) -> (usize, usize, Duration) {
+        let running = |fleet: &Fleet| {
+            let decisions = fleet.decisions();
+            (0..fleet.dirs.len()).find(|&i| {
+                let ran = decisions.iter().filter(|d| d.replica == i && d.run).count();
+                ran >= 1 && fleet.called()[i].len() > ran
+            })
+        };
+        let warmed = self.wait(Duration::from_secs(60), |f| running(f).is_some());
+        assert!(warmed, "no second run began: {}", self.said());
+        let victim = running(self).unwrap();
+        let calls = self.called()[victim].len();
+        self.kill(victim);
+        (victim, calls, self.started.elapsed())
     }
 
     /// A live HTTP replica's port.

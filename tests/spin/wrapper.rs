@@ -9,7 +9,8 @@
 //! kill story; a stated job longer than the lease refused; and what a job longer than its lease
 //! does without renewal.
 
-use super::wrapped_fleet::{calls_by_due, Fleet, Wrapping, LEASE_SECONDS};
+use super::wrapped_app::{Wrapping, LEASE_SECONDS};
+use super::wrapped_fleet::{calls_by_due, Fleet};
 use std::time::Duration;
 use traffic_cop_testbed::needs::require;
 use traffic_cop_testbed::runner::Test;
@@ -19,20 +20,7 @@ use traffic_cop_testbed::spin::{cron_line_in, spin_3};
 fn kill_story(name: &str, how: Wrapping, what: &str) {
     let handler = r#"HANDLER_MODE = "ok", HANDLER_MS = "1500""#;
     let mut fleet = Fleet::start(name, how, 3, handler, &[]);
-    // A replica whose handler was called more often than it reported runs: it is mid-run.
-    let running = |fleet: &Fleet| {
-        let decisions = fleet.decisions();
-        (0..3).find(|&i| {
-            let ran = decisions.iter().filter(|d| d.replica == i && d.run).count();
-            ran >= 1 && fleet.calls()[i].len() > ran
-        })
-    };
-    let warmed = fleet.wait(Duration::from_secs(60), |f| running(f).is_some());
-    assert!(warmed, "no second run began: {}", fleet.said());
-    let victim = running(&fleet).unwrap();
-    let killed_calls = fleet.calls()[victim].len();
-    fleet.kill(victim); // SIGKILL of its process group, mid-run
-    let killed_at = fleet.started.elapsed();
+    let (victim, killed_calls, killed_at) = fleet.kill_mid_run();
     let took_over = fleet.wait(killed_at + Duration::from_secs(LEASE_SECONDS + 15), |f| {
         f.decisions().iter().any(|d| d.run && d.abandoned)
     });

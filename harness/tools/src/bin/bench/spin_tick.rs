@@ -1,10 +1,14 @@
-//! Per-tick cost under the real Spin: one `spin up` of the app's `http-job` (the lease component
-//! as its component dependency, as spin.toml declares it) against the bench's Azurite, through
-//! a counting proxy. Each new 2 s due time gets two `POST /run`: the first is the leader's tick
-//! (decide, the job's board report and fenced result, complete), the second a follower's
-//! (decide: already ran). Time is from sending the trigger to the answer.
+//! Per-tick cost under the real Spin, for the app's `http-job` (the lease component as its
+//! component dependency, as spin.toml declares it) and for the HTTP wrapper around a plain job
+//! (apps/http-wrapper-async with the async lease component, the job harness/cron-handler/http
+//! answering at once; docs/wrappers.md): one `spin up` of each against the bench's Azurite,
+//! through a counting proxy. Each new 2 s due time gets two `POST /run`: the first is the
+//! leader's tick (decide, the job, complete), the second a follower's (decide: already ran).
+//! Time is from sending the trigger to the answer. Each is started twice with a `HOME` and
+//! caches of its own: spawn to serving, the first time (nothing cached) and the second.
 
 use super::{ms, percentile};
+use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use traffic_cop_testbed::azurite::connection_string_for_port;
 use traffic_cop_testbed::proxy::CountingProxy;
@@ -14,42 +18,115 @@ use traffic_cop_testbed::{repo_root, EMULATOR_KEY_B64};
 const TICKS: usize = 15;
 const INTERVAL_MS: u64 = 2_000;
 
+/// One configuration: how to start it, and how a run's answer reads.
+struct Setup {
+    label: &'static str,
+    manifest: PathBuf,
+    component: Option<String>,
+    ran: fn(&str) -> bool,
+}
+
 pub fn per_tick(azurite_port: u16) {
     let spin = match find_spin() {
         Ok(spin) => spin,
         Err(why) => return println!("\nper tick under real Spin: not run: {why}"),
     };
-    let proxy = CountingProxy::start(azurite_port);
     let dir = repo_root().join("target/bench-spin");
     let _ = std::fs::remove_dir_all(&dir);
-    let launch = Launch {
-        spin,
-        data_dir: Some(dir.join("data")),
-        manifest: repo_root().join("spin.toml"),
-        component: Some("http-job".into()),
-        lifetime: Duration::from_secs(180),
-        env: Vec::new(),
-    };
+    std::fs::create_dir_all(&dir).expect("target/bench-spin");
+    let wrapped = dir.join("wrapped.toml");
+    std::fs::write(&wrapped, wrapped_manifest()).expect("the wrapped app's manifest");
+    let setups = [
+        Setup {
+            label: "the app's http-job",
+            manifest: repo_root().join("spin.toml"),
+            component: Some("http-job".into()),
+            ran: |body| body.contains("\"decision\":\"run\""),
+        },
+        Setup {
+            label: "the HTTP wrapper, plain job",
+            manifest: wrapped,
+            component: None,
+            ran: |body| body == "the job ran for /run",
+        },
+    ];
+    println!("\nper tick under real Spin ({}), trigger to answer:", spin.display());
+    println!(
+        "  {:<52} {:>6} {:>11} {:>10} {:>12}",
+        "", "ticks", "median ms", "p99 ms", "round trips"
+    );
+    let mut starts = Vec::new();
+    for (i, setup) in setups.iter().enumerate() {
+        let launch = Launch {
+            spin: spin.clone(),
+            data_dir: Some(dir.join("data")),
+            manifest: setup.manifest.clone(),
+            component: setup.component.clone(),
+            lifetime: Duration::from_secs(180),
+            env: own_home(&dir.join(format!("home-{i}"))),
+        };
+        starts.push(measure(setup, &launch, &dir.join(format!("setup-{i}")), azurite_port));
+    }
+    println!("  spawn to serving, first start (nothing cached) and second:");
+    for (setup, (first, second)) in setups.iter().zip(starts) {
+        println!("    {:<40} {first:>8} {second:>8}", setup.label);
+    }
+}
+
+/// A `HOME` and XDG cache of its own, so the first start finds nothing compiled.
+fn own_home(home: &std::path::Path) -> Vec<(String, String)> {
+    std::fs::create_dir_all(home).expect("bench home");
+    let home = home.display().to_string();
+    vec![("HOME".into(), home.clone()), ("XDG_CACHE_HOME".into(), format!("{home}/.cache"))]
+}
+
+/// Starts the setup twice (timing each start), ticks the second, prints its line; returns
+/// the two start times as text.
+fn measure(
+    setup: &Setup,
+    launch: &Launch,
+    dir: &std::path::Path,
+    azurite_port: u16,
+) -> (String, String) {
+    let proxy = CountingProxy::start(azurite_port);
     let variables = [
         ("connection_string", connection_string_for_port(proxy.port, EMULATOR_KEY_B64)),
         ("storage_endpoint", format!("http://127.0.0.1:{}", proxy.port)),
         ("container", "benchspin".to_string()),
+        ("lock", format!("bench-{}", dir.file_name().unwrap().to_string_lossy())),
         ("holder", "bench-replica".to_string()),
         ("lease_seconds", "15".to_string()),
         ("schedule", traffic_cop_testbed::spin::every(INTERVAL_MS / 1000)),
+        ("time_zone", "UTC".to_string()),
         ("work_ms", "0".to_string()),
     ];
-    let mut replica = launch.start("bench-replica", &dir.join("replica"), &variables);
-    if let Err(why) = replica.wait_ready(Duration::from_secs(90)) {
-        replica.kill();
-        return println!("\nper tick under real Spin: not run: spin up did not start: {why}");
-    }
+    let start = |attempt: &str| {
+        let started = Instant::now();
+        let mut replica = launch.start("bench-replica", &dir.join(attempt), &variables);
+        let ready = replica.wait_ready(Duration::from_secs(90));
+        let took = format!("{:.0} ms", ms(started.elapsed()));
+        (replica, ready.map(|()| took))
+    };
+    let (mut first, cold) = start("first");
+    first.kill();
+    let (mut replica, warm) = start("second");
+    let (cold, warm) = match (cold, warm) {
+        (Ok(cold), Ok(warm)) => (cold, warm),
+        (Err(why), _) | (_, Err(why)) => {
+            replica.kill();
+            println!("  {}: not run: spin up did not start: {why}", setup.label);
+            return ("-".into(), "-".into());
+        }
+    };
     let tick = |want: &str| {
         let (before, started) = (proxy.requests(), Instant::now());
         let (status, body) =
             http(replica.port, "POST", "/run", Duration::from_secs(30)).expect("POST /run");
         let elapsed = ms(started.elapsed());
-        let decided = body.contains(&format!("\"decision\":\"{want}\""));
+        let decided = match want {
+            "run" => (setup.ran)(&body),
+            _ => body.contains("\"decision\":\"skip\""),
+        };
         (status == 200 && decided).then_some((elapsed, proxy.requests() - before))
     };
     let (mut leader, mut follower, mut odd) = (Vec::new(), Vec::new(), 0);
@@ -68,23 +145,73 @@ pub fn per_tick(azurite_port: u16) {
     replica.kill();
     // The first tick creates the container and the lock: not a steady tick.
     let (leader, follower) = (&leader[1.min(leader.len())..], &follower[1.min(follower.len())..]);
-    println!("\nper tick under real Spin ({}), trigger to answer:", launch.spin.display());
-    println!(
-        "  {:<28} {:>6} {:>11} {:>10} {:>12}",
-        "", "ticks", "median ms", "p99 ms", "round trips"
-    );
     for (name, samples) in [("leader (run, job, complete)", leader), ("follower (skip)", follower)]
     {
         let times: Vec<f64> = samples.iter().map(|s| s.0).collect();
         let trips = samples.iter().map(|s| s.1).sum::<u64>() as f64 / samples.len().max(1) as f64;
         println!(
-            "  {name:<28} {:>6} {:>11.2} {:>10.2} {trips:>12.1}",
+            "  {:<52} {:>6} {:>11.2} {:>10.2} {trips:>12.1}",
+            format!("{}: {name}", setup.label),
             samples.len(),
             percentile(&times, 50.0),
             percentile(&times, 99.0)
         );
     }
     if odd > 0 {
-        println!("  ({odd} due times left out: a tick did not decide as expected)");
+        println!(
+            "  ({}: {odd} due times left out: a tick did not decide as expected)",
+            setup.label
+        );
     }
+    (cold, warm)
+}
+
+/// The wrapped app: the HTTP wrapper on `/run`, the plain job behind it (docs/wrappers.md).
+fn wrapped_manifest() -> String {
+    let wasm = |name: &str| {
+        repo_root().join(format!("target/wasm32-wasip2/release/{name}.wasm")).display().to_string()
+    };
+    let variables = ["connection_string", "container", "lock", "holder", "lease_seconds"]
+        .iter()
+        .chain(&["schedule", "time_zone"])
+        .map(|name| format!("{name} = \"{{{{ {name} }}}}\"\n"))
+        .collect::<String>();
+    format!(
+        r#"spin_manifest_version = 2
+
+[application]
+name = "bench-wrapped"
+version = "0.1.0"
+
+[variables]
+connection_string = {{ required = true, secret = true }}
+storage_endpoint = {{ required = true }}
+container = {{ required = true }}
+lock = {{ required = true }}
+holder = {{ required = true }}
+lease_seconds = {{ required = true }}
+schedule = {{ required = true }}
+time_zone = {{ required = true }}
+work_ms = {{ default = "0" }}
+
+[[trigger.http]]
+route = "/run"
+component = "nightly"
+
+[component.nightly]
+source = "{wrapper}"
+allowed_outbound_hosts = ["{{{{ storage_endpoint }}}}"]
+dependencies_inherit_configuration = true
+[component.nightly.variables]
+{variables}[component.nightly.dependencies]
+"traffic-cop:lease" = {{ path = "{lease}" }}
+"wasi:http/handler@0.3.0-rc-2026-03-15" = {{ component = "job" }}
+
+[component.job]
+source = "{job}"
+"#,
+        wrapper = wasm("http_wrapper_async"),
+        lease = wasm("traffic_cop_async"),
+        job = wasm("http_handler"),
+    )
 }
