@@ -11,68 +11,12 @@
 //! over as abandoned.
 
 use super::wrapped_app::{Wrapping, EVERY_SECONDS, LEASE_SECONDS};
+use super::wrapped_board::check_board;
 use super::wrapped_fleet::{Answer, Fleet};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 use traffic_cop_testbed::runner::Test;
 use traffic_cop_testbed::spin::http;
-
-/// The lock blobs of the fleet's container as the Azure SDK for Python reads them.
-fn blobs_by_the_sdk(fleet: &Fleet) -> serde_json::Value {
-    let python = traffic_cop_testbed::needs::require(
-        "the Azure SDK for Python (scripts/oracle-tools)",
-        traffic_cop_testbed::oracle::python(),
-    );
-    let question = serde_json::json!({
-        "connection_string": fleet.azurite.connection_string(),
-        "container": "wrapped",
-    });
-    let answer =
-        traffic_cop_testbed::oracle::ask(&python, "blob_metadata.py", &format!("{question}\n"));
-    serde_json::from_str(&answer).unwrap()
-}
-
-/// `GET /status` and `GET /metrics` on `port` agree with the `nightly` lock blob as the Azure SDK
-/// reads it.
-fn check_board(fleet: &Fleet, port: u16) {
-    let blobs = blobs_by_the_sdk(fleet);
-    let blob = &blobs["nightly"];
-    let meta = |key: &str| blob["metadata"][key].as_str().unwrap_or_default().to_string();
-    let (status, body) = http(port, "GET", "/status", Duration::from_secs(10)).unwrap();
-    assert_eq!(status, 200, "{body}");
-    let board: serde_json::Value = serde_json::from_str(&body).unwrap();
-    let row = board["locks"].as_array().unwrap().iter().find(|r| r["name"] == "nightly");
-    let row = row.unwrap_or_else(|| panic!("no nightly row: {body}"));
-    let shown = |key: &str| match &row[key] {
-        serde_json::Value::String(s) => s.clone(),
-        serde_json::Value::Null => String::new(),
-        other => other.to_string(),
-    };
-    for (field, key) in [
-        ("fencing_token", "tc_fence"),
-        ("holder", "tc_holder"),
-        ("running", "tc_running"),
-        ("last_start_ms", "tc_start"),
-        ("last_stop_ms", "tc_stop"),
-        ("last_outcome", "tc_outcome"),
-    ] {
-        assert_eq!(shown(field), meta(key), "{field}: {body}\nthe SDK read {blob}");
-    }
-    assert_eq!(shown("state"), blob["state"].as_str().unwrap(), "{body}\n{blob}");
-    let (status, metrics) = http(port, "GET", "/metrics", Duration::from_secs(10)).unwrap();
-    assert_eq!(status, 200, "{metrics}");
-    let sample = |name: &str| {
-        metrics
-            .lines()
-            .find(|l| l.starts_with(&format!("{name}{{")) && l.contains("lock=\"nightly\""))
-            .and_then(|l| l.rsplit(' ').next())
-            .unwrap_or_else(|| panic!("no {name} for nightly: {metrics}"))
-            .to_string()
-    };
-    assert_eq!(sample("traffic_cop_fencing_token"), meta("tc_fence"), "{metrics}");
-    let running = if meta("tc_running") == "true" { "1" } else { "0" };
-    assert_eq!(sample("traffic_cop_running"), running, "{metrics}");
-}
 
 /// The scheduler's answers that carry the wrapper's decision (skips) or the handler's answer.
 fn skipped(answer: &Answer) -> bool {

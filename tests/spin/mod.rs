@@ -21,6 +21,7 @@ mod schedule_change;
 mod story_checks;
 mod templates;
 mod wrapped_app;
+mod wrapped_board;
 mod wrapped_fleet;
 mod wrapper;
 

@@ -103,48 +103,47 @@ impl Wrapping {
 }
 
 /// A wrapped app as a user writes it: the wrapper on the trigger, the lease component and the
-/// user's unchanged job as its dependencies, settings as variables. The HTTP app also routes
-/// `/hello` straight to the job (not guarded) and the board's routes to the app's `http-job`
-/// component, the board shipped beside the wrappers.
+/// user's unchanged job as its dependencies, settings as variables, and the board's routes to
+/// the app's `http-job` component, the board shipped beside the wrappers (its cache off, so
+/// that it shows the blob as it is). The HTTP app also routes `/hello` straight to the job (not
+/// guarded).
 pub fn spin_toml(how: &Wrapping, storage: &str, handler: &str) -> String {
     let path = |p: &PathBuf| p.display().to_string();
     let (wrapper, lease, job) = (path(&how.wrapper), path(&how.lease), path(&how.job));
     let wrapped = how.wrapped;
-    let triggers = match how.trigger {
-        Trigger::Cron => {
-            "[[trigger.cron]]\ncomponent = \"nightly\"\ncron_expression = \"*/3 * * * * *\"\n"
-                .to_string()
-        }
-        Trigger::Http => {
-            let routes = [("/run", "nightly"), ("/hello", "job"), ("/status", "board")];
-            let routes = routes.iter().chain(&[("/metrics", "board")]);
-            routes
-                .map(|(route, component)| {
-                    format!(
-                        "[[trigger.http]]\nroute = \"{route}\"\ncomponent = \"{component}\"\n\n"
-                    )
-                })
-                .collect()
-        }
+    // Every wrapped app has the board beside it; the HTTP one also its guarded route and a route
+    // straight to the job.
+    let routes = match how.trigger {
+        Trigger::Cron => vec![],
+        Trigger::Http => vec![("/run", "nightly"), ("/hello", "job")],
     };
-    let board = match how.trigger {
-        Trigger::Cron => String::new(),
-        Trigger::Http => format!(
-            r#"
+    let routes = routes.into_iter().chain([("/status", "board"), ("/metrics", "board")]);
+    let mut triggers: String = routes
+        .map(|(route, component)| {
+            format!("[[trigger.http]]\nroute = \"{route}\"\ncomponent = \"{component}\"\n\n")
+        })
+        .collect();
+    if how.trigger == Trigger::Cron {
+        triggers.push_str(
+            "[[trigger.cron]]\ncomponent = \"nightly\"\ncron_expression = \"*/3 * * * * *\"\n",
+        );
+    }
+    let board = format!(
+        r#"
 [component.board]
 source = "{board}"
 allowed_outbound_hosts = ["{{{{ storage_endpoint }}}}"]
 dependencies_inherit_configuration = true
 key_value_stores = ["default"]
 [component.board.variables]
-{variables}[component.board.dependencies]
+{variables}board_cache_seconds = "0"
+[component.board.dependencies]
 "traffic-cop:lease" = {{ path = "{sync_lease}" }}
 "#,
-            board = path(&traffic_cop_testbed::built::app_wasm("http_job")),
-            variables = component_variables(),
-            sync_lease = path(&traffic_cop_testbed::built::lease_component()),
-        ),
-    };
+        board = path(&traffic_cop_testbed::built::app_wasm("http_job")),
+        variables = component_variables(),
+        sync_lease = path(&traffic_cop_testbed::built::lease_component()),
+    );
     format!(
         r#"spin_manifest_version = 2
 

@@ -80,11 +80,16 @@ impl Fleet {
             let logs = replica.join("logs");
             let port = free_port();
             let listen = format!("127.0.0.1:{port}");
-            let mut args =
-                vec!["up", "-f", manifest.to_str().unwrap(), "--log-dir", logs.to_str().unwrap()];
-            if how.trigger == Trigger::Http {
-                args.extend(["--listen", &listen]);
-            }
+            // Every wrapped app serves its board.
+            let args = [
+                "up",
+                "-f",
+                manifest.to_str().unwrap(),
+                "--log-dir",
+                logs.to_str().unwrap(),
+                "--listen",
+                &listen,
+            ];
             let endpoint = format!("http://127.0.0.1:{}", fleet.proxy.port);
             let mut env = vec![
                 ("SPIN_VARIABLE_HOLDER".to_string(), format!("replica-{i}")),
