@@ -102,6 +102,11 @@ pub fn run(config: &ChaosConfig) -> ChaosRun {
         let running = entry.running && entry.state == crate::component::LeaseState::Leased;
         let holder = entry.holder.filter(|_| running)?;
         let i = nodes.iter().position(|n| n.name == holder && n.is_up())?;
+        // The board can lag the run's end (a `complete` whose answer was lost): wait for a run
+        // its holder has not reported yet, so the strike lands on work in progress.
+        if report::ended(&nodes[i].reports(), entry.fencing_token) {
+            return None;
+        }
         Some((i, entry.fencing_token, entry.last_start_ms?))
     };
     loop {

@@ -99,6 +99,13 @@ pub fn parse_line(line: &str) -> Option<Report> {
     })
 }
 
+/// Whether the run granted `token` has ended as its replica sees it: it logs a run's line only
+/// once the run is over (after `complete`, whether or not that succeeded). The lock's record can
+/// still say it runs when `complete`'s answer was lost; striking its holder then strikes no run.
+pub fn ended(reports: &[Report], token: u64) -> bool {
+    reports.iter().any(|r| r.token == Some(token))
+}
+
 fn after<'a>(text: &'a str, marker: &str) -> Option<&'a str> {
     text.find(marker).map(|at| &text[at + marker.len()..])
 }
@@ -131,5 +138,16 @@ mod tests {
             parse_line("cron tick 1970-01-01T00:00:16Z: [r-2] skipped: held by r-1").unwrap();
         assert_eq!((skip.token, skip.skip_reason()), (None, "held-by-other"));
         assert!(parse_line("some spin noise").is_none());
+    }
+
+    #[test]
+    fn a_run_whose_line_is_logged_has_ended_though_its_complete_failed() {
+        // As a CI run logged it: `complete`'s answer was lost, the record still said running,
+        // and the chaos run struck the replica as if its run were still going.
+        let log = "cron tick 1970-01-01T00:00:04Z: [chaos-0] ran with fencing token 4: janitor report: 1 locks; result written with token 4; complete failed: Timeout\n\
+                   cron tick 1970-01-01T00:00:06Z: [chaos-0] skipped: held by chaos-1";
+        let reports: Vec<Report> = log.lines().filter_map(|l| parse_line(l.trim())).collect();
+        assert!(ended(&reports, 4));
+        assert!(!ended(&reports, 5));
     }
 }
