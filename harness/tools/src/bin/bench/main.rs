@@ -21,6 +21,7 @@ mod spin_hold;
 mod spin_tick;
 mod split;
 mod waiting;
+mod wrapped;
 
 use std::process::Command;
 use std::time::{Duration, Instant};

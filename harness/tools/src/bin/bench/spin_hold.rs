@@ -1,6 +1,7 @@
 //! The async guard under real Spin 4.0.2 with trigger-cron 0.5.0, beside the WASI 0.2 one: the
 //! app's cron component as spin.toml has it (guard@0.3.0, renewing with `keep-alive` from its
-//! loop) and as its `# async:` lines make it (guard@0.4.0, `hold` beside the work). Two
+//! loop) and as its `# async:` lines make it (guard@0.4.0, `hold` beside the work), and the
+//! async cron wrapper around a plain job that awaits its 30 s (docs/wrappers.md). Two
 //! replicas of each, every 2 s, a 15 s lease and a 30 s job, each replica behind a counting
 //! proxy of its own, and for each:
 //! - the first tick: from its due time to its line in the log (the first instance of the
@@ -82,8 +83,9 @@ pub fn hold_beside_keep_alive(azurite_port: u16) {
         Err(why) => return println!("\nasync guard under real Spin: not run: {why}"),
     };
     println!(
-        "\nthe app's cron component under Spin 4.0.2 + trigger-cron 0.5.0: 2 replicas, lease \
-         {LEASE_SECONDS} s, one {} s job, ticks every {INTERVAL_S} s:",
+        "\ncron under Spin 4.0.2 + trigger-cron 0.5.0, the app's component both ways and the async \
+         wrapper around a plain job: 2 replicas, lease {LEASE_SECONDS} s, one {} s job, ticks \
+         every {INTERVAL_S} s:",
         WORK_MS / 1000
     );
     println!(
@@ -96,11 +98,30 @@ pub fn hold_beside_keep_alive(azurite_port: u16) {
         "renewal gap s",
         "run beyond ms"
     );
-    for (name, cron) in [
-        ("guard@0.3.0 keep-alive", CronComponent::Sync),
-        ("guard@0.4.0 hold", CronComponent::Async),
+    let root = repo_root().join("target/bench-hold");
+    let _ = std::fs::remove_dir_all(&root);
+    let schedule = format!("*/{INTERVAL_S} * * * * *");
+    let app =
+        |label: &str, cron| manifest_copy_with(&root.join(label).join("app"), &schedule, cron);
+    let wrapped = root.join("wrapped.toml");
+    let trigger =
+        format!("[[trigger.cron]]\ncomponent = \"nightly\"\ncron_expression = \"{schedule}\"\n");
+    let job_env = format!("HANDLER_MODE = \"ok\", HANDLER_MS = \"{WORK_MS}\"");
+    let manifest = super::wrapped::manifest(
+        &trigger,
+        "cron_wrapper_async",
+        "handle-cron-event",
+        "cron_handler",
+        &job_env,
+    );
+    std::fs::create_dir_all(&root).expect("target/bench-hold");
+    std::fs::write(&wrapped, manifest).expect("the wrapped app's manifest");
+    for (name, label, manifest, log) in [
+        ("guard@0.3.0 keep-alive", "sync", app("sync", CronComponent::Sync), "cron-job"),
+        ("guard@0.4.0 hold", "async", app("async", CronComponent::Async), "cron-job"),
+        ("async wrapper, plain job", "wrapped", wrapped, "nightly"),
     ] {
-        measure(name, cron, &spin, &data, azurite_port);
+        measure(name, label, (&manifest, log), (&spin, &data), azurite_port);
     }
     println!(
         "  first tick: due time to the line of each replica's first tick (Spin has composed and \
@@ -112,14 +133,19 @@ pub fn hold_beside_keep_alive(azurite_port: u16) {
     );
 }
 
-fn measure(name: &str, cron: CronComponent, spin: &Path, data: &Path, port: u16) {
-    let label = if cron == CronComponent::Async { "async" } else { "sync" };
+/// One setup: its manifest and the component whose stdout has the decision lines.
+fn measure(
+    name: &str,
+    label: &str,
+    (manifest, log): (&Path, &str),
+    (spin, data): (&Path, &Path),
+    port: u16,
+) {
     let dir = repo_root().join("target/bench-hold").join(label);
-    let _ = std::fs::remove_dir_all(&dir);
     let launch = Launch {
         spin: spin.to_path_buf(),
         data_dir: Some(data.to_path_buf()),
-        manifest: manifest_copy_with(&dir.join("app"), &format!("*/{INTERVAL_S} * * * * *"), cron),
+        manifest: manifest.to_path_buf(),
         component: None,
         lifetime: Duration::from_secs(150),
         env: Vec::new(),
@@ -148,7 +174,7 @@ fn measure(name: &str, cron: CronComponent, spin: &Path, data: &Path, port: u16)
     let deadline = Instant::now() + Duration::from_secs(120);
     while Instant::now() < deadline && !lines.iter().flatten().any(|l| l.run) {
         for (i, replica) in replicas.iter().enumerate() {
-            let out = replica.stdout("cron-job");
+            let out = replica.stdout(log);
             let complete: Vec<&str> = out.lines().filter(|l| l.ends_with('}')).collect();
             for text in complete.iter().skip(seen[i]) {
                 lines[i].push(Line {

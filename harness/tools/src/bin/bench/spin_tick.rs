@@ -35,7 +35,11 @@ pub fn per_tick(azurite_port: u16) {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("target/bench-spin");
     let wrapped = dir.join("wrapped.toml");
-    std::fs::write(&wrapped, wrapped_manifest()).expect("the wrapped app's manifest");
+    let trigger = "[[trigger.http]]\nroute = \"/run\"\ncomponent = \"nightly\"\n";
+    let handler = "wasi:http/handler@0.3.0-rc-2026-03-15";
+    let manifest =
+        super::wrapped::manifest(trigger, "http_wrapper_async", handler, "http_handler", "");
+    std::fs::write(&wrapped, manifest).expect("the wrapped app's manifest");
     let setups = [
         Setup {
             label: "the app's http-job",
@@ -52,7 +56,7 @@ pub fn per_tick(azurite_port: u16) {
     ];
     println!("\nper tick under real Spin ({}), trigger to answer:", spin.display());
     println!(
-        "  {:<52} {:>6} {:>11} {:>10} {:>12}",
+        "  {:<58} {:>6} {:>11} {:>10} {:>12}",
         "", "ticks", "median ms", "p99 ms", "round trips"
     );
     let mut starts = Vec::new();
@@ -150,7 +154,7 @@ fn measure(
         let times: Vec<f64> = samples.iter().map(|s| s.0).collect();
         let trips = samples.iter().map(|s| s.1).sum::<u64>() as f64 / samples.len().max(1) as f64;
         println!(
-            "  {:<52} {:>6} {:>11.2} {:>10.2} {trips:>12.1}",
+            "  {:<58} {:>6} {:>11.2} {:>10.2} {trips:>12.1}",
             format!("{}: {name}", setup.label),
             samples.len(),
             percentile(&times, 50.0),
@@ -164,54 +168,4 @@ fn measure(
         );
     }
     (cold, warm)
-}
-
-/// The wrapped app: the HTTP wrapper on `/run`, the plain job behind it (docs/wrappers.md).
-fn wrapped_manifest() -> String {
-    let wasm = |name: &str| {
-        repo_root().join(format!("target/wasm32-wasip2/release/{name}.wasm")).display().to_string()
-    };
-    let variables = ["connection_string", "container", "lock", "holder", "lease_seconds"]
-        .iter()
-        .chain(&["schedule", "time_zone"])
-        .map(|name| format!("{name} = \"{{{{ {name} }}}}\"\n"))
-        .collect::<String>();
-    format!(
-        r#"spin_manifest_version = 2
-
-[application]
-name = "bench-wrapped"
-version = "0.1.0"
-
-[variables]
-connection_string = {{ required = true, secret = true }}
-storage_endpoint = {{ required = true }}
-container = {{ required = true }}
-lock = {{ required = true }}
-holder = {{ required = true }}
-lease_seconds = {{ required = true }}
-schedule = {{ required = true }}
-time_zone = {{ required = true }}
-work_ms = {{ default = "0" }}
-
-[[trigger.http]]
-route = "/run"
-component = "nightly"
-
-[component.nightly]
-source = "{wrapper}"
-allowed_outbound_hosts = ["{{{{ storage_endpoint }}}}"]
-dependencies_inherit_configuration = true
-[component.nightly.variables]
-{variables}[component.nightly.dependencies]
-"traffic-cop:lease" = {{ path = "{lease}" }}
-"wasi:http/handler@0.3.0-rc-2026-03-15" = {{ component = "job" }}
-
-[component.job]
-source = "{job}"
-"#,
-        wrapper = wasm("http_wrapper_async"),
-        lease = wasm("traffic_cop_async"),
-        job = wasm("http_handler"),
-    )
 }
