@@ -3,7 +3,7 @@
 //! route on every live replica at each due time, as a CronJob's `curl` would.
 
 use super::wrapped_app::{spin_toml, Trigger, Wrapping, EVERY_SECONDS};
-use crate::run::{scratch, Background};
+use crate::run::scratch;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use traffic_cop_testbed::azurite::{connection_string_for_port, Azurite};
 use traffic_cop_testbed::proxy::CountingProxy;
-use traffic_cop_testbed::spin::{free_port, http, http_with};
+use traffic_cop_testbed::spin::{http_with, Launch, SpinReplica};
 use traffic_cop_testbed::EMULATOR_KEY_B64;
 
 /// A run header the scheduler forges on every call (the real one carries the granted token).
@@ -19,7 +19,7 @@ const FORGED_HEADER: &str = "traffic-cop-fencing-token";
 
 /// Replicas of one wrapped app behind one counting proxy in front of Azurite.
 pub struct Fleet {
-    pub replicas: Vec<Option<Background>>,
+    replicas: Vec<Option<SpinReplica>>,
     dirs: Vec<PathBuf>,
     /// The HTTP replicas' ports (`None` once a replica is killed), shared with the scheduler.
     ports: Arc<Mutex<Vec<Option<u16>>>>,
@@ -74,43 +74,35 @@ impl Fleet {
             azurite,
             started: Instant::now(),
         };
+        // Every wrapped app serves its board, so every replica listens (Launch picks the port,
+        // and starts again on another if the port was taken before Spin bound it).
+        let launch = Launch {
+            spin: how.spin.clone(),
+            data_dir: how.data.clone(),
+            manifest,
+            component: None,
+            lifetime: Duration::from_secs(180),
+            env: Vec::new(),
+        };
+        let endpoint = format!("http://127.0.0.1:{}", fleet.proxy.port);
         for i in 0..replicas {
-            let replica = dir.join(format!("replica-{i}"));
-            std::fs::create_dir_all(&replica).unwrap();
-            let logs = replica.join("logs");
-            let port = free_port();
-            let listen = format!("127.0.0.1:{port}");
-            // Every wrapped app serves its board.
-            let args = [
-                "up",
-                "-f",
-                manifest.to_str().unwrap(),
-                "--log-dir",
-                logs.to_str().unwrap(),
-                "--listen",
-                &listen,
-            ];
-            let endpoint = format!("http://127.0.0.1:{}", fleet.proxy.port);
-            let mut env = vec![
-                ("SPIN_VARIABLE_HOLDER".to_string(), format!("replica-{i}")),
-                ("SPIN_VARIABLE_STORAGE_ENDPOINT".to_string(), endpoint),
-            ];
-            if let Some(data) = &how.data {
-                env.push(("SPIN_DATA_DIR".to_string(), data.display().to_string()));
-            }
-            for (name, value) in variables {
-                env.push((format!("SPIN_VARIABLE_{}", name.to_uppercase()), value.to_string()));
-            }
-            let life = Duration::from_secs(180);
-            let out = replica.join("spin.out");
-            fleet.replicas.push(Some(Background::start(&how.spin, &args, &env, &out, life)));
-            fleet.dirs.push(replica);
-            fleet.ports.lock().unwrap().push(Some(port));
-            // The first replica compiles the composed app alone; the others find wasmtime's
-            // cache warm (nine compiling at once starved the real-time stories beside them).
-            if i == 0 {
+            let name = format!("replica-{i}");
+            let mut settings =
+                vec![("holder", name.clone()), ("storage_endpoint", endpoint.clone())];
+            settings.extend(variables.iter().map(|(k, v)| (*k, v.to_string())));
+            let at = dir.join(&name);
+            let mut replica = launch.start(&name, &at, &settings);
+            let ready = replica.wait_ready(Duration::from_secs(60));
+            assert!(ready.is_ok(), "{name} did not start: {ready:?}");
+            fleet.ports.lock().unwrap().push(Some(replica.port));
+            fleet.replicas.push(Some(replica));
+            fleet.dirs.push(at);
+            // The first replica's cron trigger composes and compiles the app alone; the others
+            // find wasmtime's cache warm (nine compiling at once starved the real-time stories
+            // beside them).
+            if i == 0 && how.trigger == Trigger::Cron {
                 let until = Instant::now() + Duration::from_secs(60);
-                while Instant::now() < until && !fleet.ready(&how, port) {
+                while Instant::now() < until && fleet.stdout(0).is_empty() {
                     std::thread::sleep(Duration::from_millis(200));
                 }
             }
@@ -120,13 +112,6 @@ impl Fleet {
         }
         fleet.started = Instant::now();
         fleet
-    }
-
-    fn ready(&self, how: &Wrapping, port: u16) -> bool {
-        match how.trigger {
-            Trigger::Cron => !self.stdout(0).is_empty(),
-            Trigger::Http => http(port, "GET", "/status", Duration::from_secs(5)).is_ok(),
-        }
     }
 
     /// SIGKILLs a replica's process group; the scheduler stops calling it.
