@@ -9,14 +9,19 @@
 //! its run's fencing token in a header, never the one the caller forged. A handler that
 //! answers 500 is recorded as a failure and the caller gets the 500; one that traps is taken
 //! over as abandoned.
+//!
+//! The same stories for the one-line form, `#[traffic_cop_guarded::guarded]` on a spin-sdk
+//! WASI 0.2 handler (harness/cron-handler/guarded), where no wrapper can serve: the kill story
+//! on Spin 3.6.3 (the line SpinKube's shims embed), the outcomes on Spin 4.0.2.
 
 use super::wrapped_app::{Wrapping, EVERY_SECONDS, LEASE_SECONDS};
-use super::wrapped_board::check_board;
+use super::wrapped_board::{check_board, recorded_outcomes};
 use super::wrapped_fleet::{Answer, Fleet};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
+use traffic_cop_testbed::needs::require;
 use traffic_cop_testbed::runner::Test;
-use traffic_cop_testbed::spin::http;
+use traffic_cop_testbed::spin::{find_spin, http, spin_3};
 
 /// The scheduler's answers that carry the wrapper's decision (skips) or the handler's answer.
 fn skipped(answer: &Answer) -> bool {
@@ -25,8 +30,21 @@ fn skipped(answer: &Answer) -> bool {
 }
 
 fn http_wrapped_replicas_run_once_per_due_time_take_over_after_a_kill_and_show_the_board() {
+    kill_story("http-wrapper-kill", Wrapping::http_on_spin_4());
+}
+
+/// The one-line form where no wrapper can serve (WASI 0.2, the Spin SpinKube's shims embed).
+fn guarded_http_replicas_on_spin_3_6_3_run_once_per_due_time_and_take_over_after_a_kill() {
+    let (spin, _) = require("real spin 3.6.3 (#[guarded])", spin_3());
+    kill_story("guarded-http-kill", Wrapping::guarded_on(spin));
+}
+
+/// Three replicas, the scheduler calling `/run` on each at every due time, the holder
+/// SIGKILLed mid-run; `/hello` too where a wrapper lets it pass to the job.
+fn kill_story(name: &str, how: Wrapping) {
+    let pass_through = how.wrapped.is_some();
     let handler = r#"HANDLER_MODE = "ok", HANDLER_MS = "1500""#;
-    let mut fleet = Fleet::start("http-wrapper-kill", Wrapping::http_on_spin_4(), 3, handler, &[]);
+    let mut fleet = Fleet::start(name, how, 3, handler, &[]);
     let (victim, killed_calls, killed_at) = fleet.kill_mid_run();
     let took_over = fleet.wait(killed_at + Duration::from_secs(LEASE_SECONDS + 15), |f| {
         f.decisions().iter().any(|d| d.run && d.abandoned)
@@ -34,11 +52,14 @@ fn http_wrapped_replicas_run_once_per_due_time_take_over_after_a_kill_and_show_t
     assert!(took_over, "nobody took over after the kill: {}", fleet.said());
     let live = (0..3).find(|&i| i != victim).unwrap();
     let port = fleet.port(live).unwrap();
-    // Not guarded: the route the manifest sends straight to the job.
-    let (status, body) = http(port, "GET", "/hello", Duration::from_secs(10)).unwrap();
-    assert_eq!((status, body.as_str()), (200, "the job ran for /hello"));
-    assert!(fleet.log(live, "job").contains("handler called for /hello"), "{}", fleet.said());
-    assert!(!fleet.stderr(live).contains("http /hello"), "the wrapper saw it: {}", fleet.said());
+    if pass_through {
+        // Not guarded: the route the manifest sends straight to the job.
+        let (status, body) = http(port, "GET", "/hello", Duration::from_secs(10)).unwrap();
+        assert_eq!((status, body.as_str()), (200, "the job ran for /hello"));
+        assert!(fleet.log(live, "job").contains("handler called for /hello"), "{}", fleet.said());
+        let said = fleet.said();
+        assert!(!fleet.stderr(live).contains("http /hello"), "the wrapper saw it: {said}");
+    }
     // The board once the calls have stopped and the last run has finished.
     fleet.stop_calling();
     let idle = fleet.wait(fleet.started.elapsed() + Duration::from_secs(10), |f| {
@@ -102,8 +123,17 @@ fn runs_of(fleet: &Fleet, replica: usize) -> usize {
 /// in order: the call's line (`handler called for /run: <mode>`), then, unless it trapped, the
 /// wrapper's decision for it.
 fn an_http_wrapped_handler_that_fails_is_recorded_and_one_that_traps_is_abandoned() {
-    let how = Wrapping::http_on_spin_4();
-    let fleet = Fleet::start("http-wrapper-outcomes", how, 1, r#"HANDLER_MODE = "cycle""#, &[]);
+    outcomes_story("http-wrapper-outcomes", Wrapping::http_on_spin_4());
+}
+
+/// The same through `#[guarded]`, whose handler fails with an `Err` (spin-sdk answers it 500).
+fn a_guarded_http_handler_that_fails_is_recorded_and_one_that_traps_is_abandoned() {
+    let spin = require("real spin (#[guarded])", find_spin());
+    outcomes_story("guarded-http-outcomes", Wrapping::guarded_on(spin));
+}
+
+fn outcomes_story(name: &str, how: Wrapping) {
+    let fleet = Fleet::start(name, how, 1, r#"HANDLER_MODE = "cycle""#, &[]);
     let pairs = |f: &Fleet| {
         let mut pairs: Vec<(String, Option<super::wrapped_fleet::Decision>)> = Vec::new();
         for line in f.stdout(0).lines() {
@@ -126,6 +156,10 @@ fn an_http_wrapped_handler_that_fails_is_recorded_and_one_that_traps_is_abandone
     });
     let said = fleet.said();
     let (pairs, answers, stderr) = (pairs(&fleet), fleet.answers(), fleet.stderr(0));
+    // What the lock recorded for each run, by its token (the board, which the kill story
+    // checks against the Azure SDK); the calls' tokens in call order, a trapped one's too.
+    let recorded = recorded_outcomes(fleet.port(0).unwrap());
+    let given = fleet.given_tokens(0);
     fleet.stop();
     assert!(done, "no failure and abandoned trap seen: {said}");
     let trap = pairs.iter().position(|(mode, _)| mode == "trap").unwrap();
@@ -135,8 +169,17 @@ fn an_http_wrapped_handler_that_fails_is_recorded_and_one_that_traps_is_abandone
         assert_eq!(d.detail, format!("the handler answered {status}"), "{said}");
         let answered = answers.iter().filter_map(|a| a.reply.as_ref().ok());
         assert!(answered.clone().any(|(s, _)| *s == status), "{answers:?}");
+        let expected = match status {
+            200 => ("success".to_string(), None),
+            _ => ("failure".to_string(), Some("the handler answered 500".to_string())),
+        };
+        let token = d.token.unwrap();
+        assert_eq!(recorded.get(&token), Some(&expected), "token {token}: {recorded:?}\n{said}");
     }
     assert!(pairs[trap].1.is_none(), "a trapped run reported: {said}");
+    let trapped_token = given[trap];
+    let abandoned = recorded.get(&trapped_token).map(|(outcome, _)| outcome.as_str());
+    assert_eq!(abandoned, Some("abandoned"), "token {trapped_token}: {recorded:?}\n{said}");
     assert!(stderr.contains("the job trapped for /run"), "{said}");
     // The next run comes once the trapped run's lease has run out, and names it abandoned.
     let (_, next) = pairs[trap + 1..].iter().find(|(_, d)| d.is_some()).unwrap();
@@ -158,5 +201,7 @@ pub fn tests() -> Vec<Test> {
     traffic_cop_testbed::tests![
         http_wrapped_replicas_run_once_per_due_time_take_over_after_a_kill_and_show_the_board,
         an_http_wrapped_handler_that_fails_is_recorded_and_one_that_traps_is_abandoned,
+        guarded_http_replicas_on_spin_3_6_3_run_once_per_due_time_and_take_over_after_a_kill,
+        a_guarded_http_handler_that_fails_is_recorded_and_one_that_traps_is_abandoned,
     ]
 }

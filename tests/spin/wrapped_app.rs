@@ -27,8 +27,9 @@ pub struct Wrapping {
     pub wrapper: PathBuf,
     pub lease: PathBuf,
     pub job: PathBuf,
-    /// The wrapper's import the job fills.
-    pub wrapped: &'static str,
+    /// The wrapper's import the job fills; `None` when the job guards itself (`#[guarded]`,
+    /// the one-line form) and is the trigger's component.
+    pub wrapped: Option<&'static str>,
 }
 
 impl Wrapping {
@@ -45,7 +46,7 @@ impl Wrapping {
             wrapper: traffic_cop_testbed::built::app_wasm("cron_wrapper_async"),
             lease,
             job: traffic_cop_testbed::built::wrapped_job("async"),
-            wrapped: "handle-cron-event",
+            wrapped: Some("handle-cron-event"),
         }
     }
 
@@ -55,7 +56,7 @@ impl Wrapping {
         Wrapping {
             wrapper: traffic_cop_testbed::built::app_wasm("cron_wrapper_job"),
             job: traffic_cop_testbed::built::wrapped_job("job"),
-            wrapped: "traffic-cop:job/job@0.1.0",
+            wrapped: Some("traffic-cop:job/job@0.1.0"),
             ..Wrapping::async_on_spin_4()
         }
     }
@@ -70,7 +71,7 @@ impl Wrapping {
             wrapper: traffic_cop_testbed::built::app_wasm("cron_wrapper"),
             lease: traffic_cop_testbed::built::lease_component(),
             job: traffic_cop_testbed::built::wrapped_job("sync"),
-            wrapped: "handle-cron-event",
+            wrapped: Some("handle-cron-event"),
         }
     }
 
@@ -97,7 +98,23 @@ impl Wrapping {
             wrapper: traffic_cop_testbed::built::app_wasm("http_wrapper_async"),
             lease,
             job: traffic_cop_testbed::built::wrapped_job("http"),
-            wrapped: "wasi:http/handler@0.3.0-rc-2026-03-15",
+            wrapped: Some("wasi:http/handler@0.3.0-rc-2026-03-15"),
+        }
+    }
+
+    /// The one-line form under `spin` (WASI 0.2 HTTP, so Spin 3.6.3 too): a spin-sdk handler
+    /// under `#[traffic_cop_guarded::guarded]`, on the route itself, with the lease component.
+    pub fn guarded_on(spin: PathBuf) -> Wrapping {
+        traffic_cop_testbed::built::assert_app_built();
+        let job = traffic_cop_testbed::built::wrapped_job("guarded");
+        Wrapping {
+            spin,
+            data: None,
+            trigger: Trigger::Http,
+            wrapper: job.clone(),
+            lease: traffic_cop_testbed::built::lease_component(),
+            job,
+            wrapped: None,
         }
     }
 }
@@ -106,16 +123,25 @@ impl Wrapping {
 /// user's unchanged job as its dependencies, settings as variables, and the board's routes to
 /// the app's `http-job` component, the board shipped beside the wrappers (its cache off, so
 /// that it shows the blob as it is). The HTTP app also routes `/hello` straight to the job (not
-/// guarded).
+/// guarded). A job that guards itself (`#[guarded]`) is the component on the trigger, with the
+/// lease component as its one dependency.
 pub fn spin_toml(how: &Wrapping, storage: &str, handler: &str) -> String {
     let path = |p: &PathBuf| p.display().to_string();
-    let (wrapper, lease, job) = (path(&how.wrapper), path(&how.lease), path(&how.job));
-    let wrapped = how.wrapped;
-    // Every wrapped app has the board beside it; the HTTP one also its guarded route and a route
-    // straight to the job.
-    let routes = match how.trigger {
-        Trigger::Cron => vec![],
-        Trigger::Http => vec![("/run", "nightly"), ("/hello", "job")],
+    let (wrapper, lease) = (path(&how.wrapper), path(&how.lease));
+    // The job behind the wrapper, filling its import; none when the job guards itself.
+    let job = match how.wrapped {
+        Some(wrapped) => format!(
+            "\"{wrapped}\" = {{ component = \"job\" }}\n\n[component.job]\nsource = \"{}\"\n",
+            path(&how.job)
+        ),
+        None => String::new(),
+    };
+    // Every wrapped app has the board beside it; the HTTP one also its guarded route and, with a
+    // wrapper, a route straight to the job.
+    let routes = match (how.trigger, how.wrapped) {
+        (Trigger::Cron, _) => vec![],
+        (Trigger::Http, Some(_)) => vec![("/run", "nightly"), ("/hello", "job")],
+        (Trigger::Http, None) => vec![("/run", "nightly")],
     };
     let routes = routes.into_iter().chain([("/status", "board"), ("/metrics", "board")]);
     let mut triggers: String = routes
@@ -172,11 +198,7 @@ environment = {{ {handler} }}
 {variables}max_job_seconds = "{{{{ max_job_seconds }}}}"
 [component.nightly.dependencies]
 "traffic-cop:lease" = {{ path = "{lease}" }}
-"{wrapped}" = {{ component = "job" }}
-
-[component.job]
-source = "{job}"
-{board}"#,
+{job}{board}"#,
         variables = component_variables(),
     )
 }

@@ -2,6 +2,7 @@
 //! the lock blob as the Azure SDK for Python reads it (tests/oracles/blob_metadata.py).
 
 use super::wrapped_fleet::Fleet;
+use std::collections::BTreeMap;
 use std::time::Duration;
 use traffic_cop_testbed::spin::http;
 
@@ -71,4 +72,21 @@ fn board_agrees(blob: &serde_json::Value, status: (u16, String), metrics: (u16, 
     assert_eq!(sample("traffic_cop_fencing_token"), meta("tc_fence"), "{metrics}");
     let running = if meta("tc_running") == "true" { "1" } else { "0" };
     assert_eq!(sample("traffic_cop_running"), running, "{metrics}");
+}
+
+/// The runs the board's `/status` on `port` lists for the `nightly` lock: each fencing token's
+/// outcome (`success`, `failure`, `abandoned`, `replaced`) and a failure's text.
+pub fn recorded_outcomes(port: u16) -> BTreeMap<u64, (String, Option<String>)> {
+    let (status, body) = http(port, "GET", "/status", Duration::from_secs(10)).unwrap();
+    assert_eq!(status, 200, "{body}");
+    let board: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let row = board["locks"].as_array().unwrap().iter().find(|r| r["name"] == "nightly");
+    let row = row.unwrap_or_else(|| panic!("no nightly row: {body}"));
+    let runs = row["history"].as_array().unwrap().iter();
+    runs.map(|run| {
+        let outcome = run["outcome"].as_str().unwrap().to_string();
+        let failure = run["failure"].as_str().map(str::to_string);
+        (run["fencing_token"].as_u64().unwrap(), (outcome, failure))
+    })
+    .collect()
 }

@@ -161,23 +161,30 @@ fn composition_satisfies_every_traffic_cop_import() {
     }
 }
 
-/// The cron wrappers ask their host for nothing Spin-specific: WASI (settings through
-/// `wasi:config/store`), the trigger's types, the guard, and the wrapped job's handler.
+/// The wrappers ask their host for nothing Spin-specific: WASI (settings through
+/// `wasi:config/store`), the trigger's types, the guard, and the wrapped job's handler. Nor
+/// does `#[guarded]` add anything Spin-specific to the handler it guards.
 fn the_wrappers_import_nothing_spin_specific() {
     traffic_cop_testbed::built::assert_app_built();
     let engine = &Host::shared().engine;
     // Each wrapper, the trigger's types it uses, and the import the wrapped job fills.
-    for (name, trigger_types, job) in [
-        ("cron_wrapper_async", "spin:cron/cron-types@3.0.0", "handle-cron-event"),
-        ("cron_wrapper", "fermyon:spin-cron/cron-types@2.0.0", "handle-cron-event"),
-        ("cron_wrapper_job", "spin:cron/cron-types@3.0.0", "traffic-cop:job/job@0.1.0"),
-        ("http_wrapper_async", "wasi:http/types@", "wasi:http/handler@0.3.0-rc-2026-03-15"),
+    let guarded = traffic_cop_testbed::built::wrapped_job("guarded");
+    for (wasm, trigger_types, job) in [
+        (app_wasm("cron_wrapper_async"), "spin:cron/cron-types@3.0.0", "handle-cron-event"),
+        (app_wasm("cron_wrapper"), "fermyon:spin-cron/cron-types@2.0.0", "handle-cron-event"),
+        (app_wasm("cron_wrapper_job"), "spin:cron/cron-types@3.0.0", "traffic-cop:job/job@0.1.0"),
+        (
+            app_wasm("http_wrapper_async"),
+            "wasi:http/types@",
+            "wasi:http/handler@0.3.0-rc-2026-03-15",
+        ),
+        // The guard is what the attribute imports in place of a wrapped job.
+        (guarded, "wasi:http/types@", "traffic-cop:lease/guard@0.3.0"),
     ] {
-        let wrapper = traffic_cop_wasm_host::wasmtime::component::Component::from_file(
-            engine,
-            app_wasm(name),
-        )
-        .unwrap();
+        let name = wasm.file_stem().unwrap().to_string_lossy().into_owned();
+        let wrapper =
+            traffic_cop_wasm_host::wasmtime::component::Component::from_file(engine, &wasm)
+                .unwrap();
         let imports: Vec<String> =
             wrapper.component_type().imports(engine).map(|(n, _)| n.to_string()).collect();
         let standard = ["wasi:", trigger_types, job, "traffic-cop:lease/"];

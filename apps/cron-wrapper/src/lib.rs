@@ -7,8 +7,9 @@
 
 wit_bindgen::generate!({ world: "cron-wrapper", path: "../wit", generate_all });
 
-use traffic_cop_app::guard::{self, Decision, Outcome};
-use traffic_cop_app::{describe, duration, now_ms, BadVariable, Grant, Settings, TickReport};
+use traffic_cop_app::guard::Outcome;
+use traffic_cop_app::unrenewed::{self, Unrenewed};
+use traffic_cop_app::{Settings, TickReport};
 
 struct Wrapper;
 
@@ -32,43 +33,21 @@ impl Guest for Wrapper {
 
 /// The decision, and on a run the wrapped handler's answer, which the event returns too.
 fn tick(settings: &Settings) -> (TickReport, Result<(), Error>) {
-    let lease = u64::from(settings.lease_seconds);
-    if let Some(max) = settings.max_job_seconds.filter(|&max| max > lease) {
-        let message = format!(
-            "{max} s is longer than the lease ({lease} s), and nothing renews the lease while a \
-             sync handler runs: raise `lease_seconds` (at most 60) or use the async wrapper"
-        );
-        let bad = BadVariable { variable: "max_job_seconds", message };
-        return (TickReport::misconfigured(settings, &bad), Ok(()));
-    }
-    let ticket = match guard::guarded_invoke(&settings.lock(), &settings.options()) {
-        Decision::Run(ticket) => ticket,
-        Decision::Skip(reason) => return (TickReport::skipped(settings, reason), Ok(())),
+    let (ticket, grant) = match unrenewed::decide(settings) {
+        Unrenewed::Skipped(report) => return (report, Ok(())),
+        Unrenewed::Late(report) => {
+            let stopped = Error::Other(report.detail.clone());
+            return (report, Err(stopped));
+        }
+        Unrenewed::Granted { ticket, grant } => (ticket, grant),
     };
-    let grant = Grant::of(&ticket);
-    // A grant that reached us only after its deadline (a paused host) is no grant.
-    if now_ms() >= ticket.deadline_ms {
-        let detail = "stopped before starting: the lease's deadline had passed".to_string();
-        return (TickReport::ran(settings, &grant, detail.clone()), Err(Error::Other(detail)));
-    }
     // The due time the run is for, not the tick's time (see the async wrapper).
     let answer = handle_cron_event(Metadata { timestamp: grant.past_due.due_at_ms / 1000 });
-    let (outcome, mut detail) = match &answer {
+    let (outcome, detail) = match &answer {
         Ok(()) => (Outcome::Success, "the handler succeeded".to_string()),
         Err(Error::Other(why)) => {
             (Outcome::Failure(why.clone()), format!("the handler failed: {why}"))
         }
     };
-    let over = now_ms().saturating_sub(ticket.deadline_ms);
-    if over > 0 {
-        detail.push_str(&format!(
-            "; it outlived its lease by {}: another run may have started meanwhile",
-            duration(over)
-        ));
-    }
-    let detail = match guard::complete(&ticket, &outcome) {
-        Ok(()) => detail,
-        Err(error) => format!("{detail}; complete failed: {}", describe(&error)),
-    };
-    (TickReport::ran(settings, &grant, detail), answer)
+    (unrenewed::finished(settings, &ticket, &grant, &outcome, detail), answer)
 }

@@ -22,7 +22,8 @@ wit_bindgen::generate!({ world: "http-wrapper-async", path: "../wit", generate_a
 
 use exports::wasi::http::handler::Guest;
 use traffic_cop_app::guard::Outcome;
-use traffic_cop_app::{run_holding, Grant, Holding, Settings, TickReport};
+use traffic_cop_app::{answered, run_header_values, run_holding, Grant, Holding, Settings};
+use traffic_cop_app::{TickReport, RUN_HEADERS};
 use wasi::http::handler::handle as wrapped_handle;
 use wasi::http::types::{ErrorCode, Fields, Request, Response};
 
@@ -40,9 +41,9 @@ impl Guest for Wrapper {
                 return Ok(answer(500, "text/plain; charset=utf-8", bad.to_string()));
             }
         };
-        let (report, answered) = tick(&settings, request).await;
+        let (report, reply) = tick(&settings, request).await;
         report.print(&prefix);
-        match answered {
+        match reply {
             Answered::Decision(status) => Ok(answer(status, "application/json", report.json())),
             Answered::Handler(response) => response,
         }
@@ -66,13 +67,7 @@ async fn tick(settings: &Settings, request: Request) -> (TickReport, Answered) {
         Holding::Worked { ticket, grant, output } => (ticket, grant, output),
     };
     let (outcome, detail) = match &response {
-        Ok(response) => match response.get_status_code() {
-            status @ 400.. => (
-                Outcome::Failure(format!("the handler answered {status}")),
-                format!("the handler answered {status}"),
-            ),
-            status => (Outcome::Success, format!("the handler answered {status}")),
-        },
+        Ok(response) => answered(response.get_status_code()),
         Err(error) => (
             Outcome::Failure(format!("the handler failed: {error:?}")),
             format!("the handler failed: {error:?}"),
@@ -82,20 +77,15 @@ async fn tick(settings: &Settings, request: Request) -> (TickReport, Answered) {
     (report, Answered::Handler(response))
 }
 
-/// The headers that carry the run to the job.
-const RUN_HEADERS: [&str; 3] =
-    ["traffic-cop-fencing-token", "traffic-cop-due-at-ms", "traffic-cop-missed"];
-
 /// The caller's request, its body streamed through, with the run in [`RUN_HEADERS`].
 fn with_run(request: Request, grant: &Grant) -> Request {
     let headers = request.get_headers().clone();
-    let values = [grant.fencing_token, grant.past_due.due_at_ms, grant.past_due.missed];
-    for (name, value) in RUN_HEADERS.into_iter().zip(values) {
+    for (name, value) in RUN_HEADERS.into_iter().zip(run_header_values(grant)) {
         // A caller's own header of the name is dropped: the job must not be told a token
         // it was not granted. A fresh copy of the headers is mutable, and the names and
         // digits are valid, so neither call fails.
         let _ = headers.delete(name);
-        let _ = headers.append(name, value.to_string().as_bytes());
+        let _ = headers.append(name, value.as_bytes());
     }
     let (method, path, scheme, authority, options) = (
         request.get_method(),

@@ -17,6 +17,7 @@ pub mod routes;
 mod settings;
 mod tick;
 mod token;
+pub mod unrenewed;
 mod words;
 mod wrapped;
 
@@ -26,7 +27,7 @@ pub use holding::{completed, run_holding, Holding};
 pub use settings::{BadVariable, Settings};
 pub use tick::{janitor, tick, TickReport};
 pub use words::{describe, duration};
-pub use wrapped::cron_wrapped;
+pub use wrapped::{answered, cron_wrapped, run_header_values, RUN_HEADERS};
 
 wit_bindgen::generate!({ world: "guard-client", path: "../wit", generate_all });
 

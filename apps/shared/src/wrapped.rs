@@ -47,3 +47,23 @@ where
     // the handler's own failure.
     answer.map_err(|error| reason(&error))
 }
+
+/// The headers that carry the run to a wrapped HTTP job, which replace any the caller sent:
+/// a job must not be told a token it was not granted.
+pub const RUN_HEADERS: [&str; 3] =
+    ["traffic-cop-fencing-token", "traffic-cop-due-at-ms", "traffic-cop-missed"];
+
+/// The values of [`RUN_HEADERS`] for a run, in order.
+pub fn run_header_values(grant: &Grant) -> [String; 3] {
+    [grant.fencing_token, grant.past_due.due_at_ms, grant.past_due.missed].map(|v| v.to_string())
+}
+
+/// A wrapped HTTP job's answer as the run's outcome: a status of 400 or more is its failure.
+pub fn answered(status: u16) -> (Outcome, String) {
+    let detail = format!("the handler answered {status}");
+    if status >= 400 {
+        (Outcome::Failure(detail.clone()), detail)
+    } else {
+        (Outcome::Success, detail)
+    }
+}

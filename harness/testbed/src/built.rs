@@ -63,18 +63,25 @@ pub fn async_components() -> (PathBuf, PathBuf) {
 
 /// A wrapped job of tests/spin/wrapper.rs and http_wrapper.rs (harness/cron-handler), checked
 /// against its sources: a plain handler, `async` (spin:cron@3.0.0), `sync`
-/// (fermyon:spin-cron@2.0.0) or `http` (WASI 0.3 `wasi:http/handler`), or `job` (exports
-/// `traffic-cop:job`). The wrappers themselves are checked with the app's components.
+/// (fermyon:spin-cron@2.0.0) or `http` (WASI 0.3 `wasi:http/handler`), `job` (exports
+/// `traffic-cop:job`), or `guarded` (a spin-sdk handler under `#[guarded]`, which builds
+/// apps/guarded in). The wrappers themselves are checked with the app's components.
 pub fn wrapped_job(kind: &str) -> PathBuf {
     let root = crate::repo_root().join("harness/cron-handler");
     let name = match kind {
         "sync" => "cron_handler_sync",
         "http" => "http_handler",
         "job" => "job_handler",
+        "guarded" => "guarded_http_handler",
         _ => "cron_handler",
     };
     let job = app_wasm(name);
-    let sources = [root.join(kind).join("src"), root.join("wit"), root.join("behaviour.rs")];
+    let mut sources =
+        vec![root.join(kind).join("src"), root.join("wit"), root.join("behaviour.rs")];
+    if kind == "guarded" {
+        let apps = crate::repo_root().join("apps");
+        sources.extend(["guarded/src", "guarded-macro/src", "shared/src"].map(|p| apps.join(p)));
+    }
     assert_fresh(&job, &sources);
     job
 }

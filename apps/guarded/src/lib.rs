@@ -1,0 +1,71 @@
+//! The one-line form of a guarded singleton, for HTTP on WASI 0.2 (Spin 3.6.3, SpinKube's
+//! shims), where no wrapper component can take a handler's answer (docs/wrappers.md): one
+//! attribute above a spin-sdk handler, and its spin.toml gives it the lease component and the
+//! settings.
+//!
+//! ```ignore
+//! #[traffic_cop_guarded::guarded]
+//! #[http_component]
+//! fn handle(request: Request) -> anyhow::Result<impl IntoResponse> { … }
+//! ```
+//!
+//! Every request the component gets is a tick, answered as the WASI 0.3 HTTP wrapper answers:
+//! a skip 200 with the decision as JSON, a run the handler's own response (a status of 400 or
+//! more is the run's failure), a grant that came after its lease's deadline 503, settings that
+//! cannot be used 500. The handler's request carries the run in `RUN_HEADERS`, which replace
+//! any the caller sent. Nothing renews the lease while the handler runs (WASI 0.2 has no
+//! background task), so the handler must end within its lease, as behind the sync cron wrapper:
+//! `max_job_seconds` states how long it may take, and a longer one than the lease is refused.
+
+use spin_sdk::http::IntoResponse;
+use std::future::Future;
+use traffic_cop_app::unrenewed::{self, Unrenewed};
+use traffic_cop_app::{answered, run_header_values, Settings, TickReport, RUN_HEADERS};
+
+pub use spin_sdk::http::{Request, Response};
+pub use traffic_cop_guarded_macro::guarded;
+
+/// One tick: the guard's decision, and on this replica's turn `job`'s answer to `request`.
+/// What `#[guarded]` calls; a handler may also call it itself.
+pub async fn http<F, R>(mut request: Request, job: impl FnOnce(Request) -> F) -> Response
+where
+    F: Future<Output = R>,
+    R: IntoResponse,
+{
+    let prefix = match request.query() {
+        "" => format!("http {}: ", request.path()),
+        query => format!("http {}?{query}: ", request.path()),
+    };
+    let settings = match Settings::from_wasi_config() {
+        Ok(settings) => settings,
+        Err(bad) => {
+            eprintln!("{prefix}error: {bad}");
+            return answer(500, "text/plain; charset=utf-8", bad.to_string());
+        }
+    };
+    let (ticket, grant) = match unrenewed::decide(&settings) {
+        Unrenewed::Skipped(report) => {
+            let status = if report.is_misconfigured() { 500 } else { 200 };
+            return decision(&prefix, status, report);
+        }
+        Unrenewed::Late(report) => return decision(&prefix, 503, report),
+        Unrenewed::Granted { ticket, grant } => (ticket, grant),
+    };
+    for (name, value) in RUN_HEADERS.into_iter().zip(run_header_values(&grant)) {
+        request.set_header(name, value);
+    }
+    let response = job(request).await.into_response();
+    let (outcome, detail) = answered(*response.status());
+    unrenewed::finished(&settings, &ticket, &grant, &outcome, detail).print(&prefix);
+    response
+}
+
+/// The decision logged, and answered as JSON.
+fn decision(prefix: &str, status: u16, report: TickReport) -> Response {
+    report.print(prefix);
+    answer(status, "application/json", report.json())
+}
+
+fn answer(status: u16, content_type: &str, body: String) -> Response {
+    Response::builder().status(status).header("content-type", content_type).body(body).build()
+}
