@@ -63,3 +63,67 @@ fn wrapped(
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::wrapped;
+    use quote::quote;
+    use syn::parse_quote;
+
+    fn error(attribute: proc_macro2::TokenStream, job: syn::ItemFn) -> String {
+        wrapped(attribute, job).expect_err("a compile error").to_string()
+    }
+
+    #[test]
+    fn a_sync_handler_becomes_the_job_of_an_async_component_function_of_its_name() {
+        let job = parse_quote! {
+            #[http_component]
+            pub fn handle(req: Request) -> anyhow::Result<impl IntoResponse> { todo!() }
+        };
+        let out = wrapped(quote!(), job).unwrap().to_string();
+        let expected = quote! {
+            #[http_component]
+            pub async fn handle(request: ::traffic_cop_guarded::Request,)
+                -> ::traffic_cop_guarded::Response {
+                fn handle(req: Request) -> anyhow::Result<impl IntoResponse> { todo!() }
+                ::traffic_cop_guarded::http(request, |request| ::core::future::ready(handle(request))).await
+            }
+        };
+        assert_eq!(out, expected.to_string());
+    }
+
+    #[test]
+    fn an_async_handler_is_awaited_as_it_is() {
+        let job = parse_quote! {
+            #[spin_sdk::http_component]
+            async fn handle(req: Request) -> Response { todo!() }
+        };
+        let out = wrapped(quote!(), job).unwrap().to_string();
+        assert!(out.contains(&quote!(::traffic_cop_guarded::http(request, handle)).to_string()));
+    }
+
+    #[test]
+    fn the_wrong_order_or_no_http_component_says_where_to_put_the_attribute() {
+        let job = parse_quote! { fn handle(req: Request) -> Response { todo!() } };
+        assert!(error(quote!(), job).contains("directly above #[http_component]"));
+    }
+
+    #[test]
+    fn arguments_generics_and_other_signatures_are_refused_with_the_reason() {
+        let job: syn::ItemFn = parse_quote! {
+            #[http_component]
+            fn handle(req: Request) -> Response { todo!() }
+        };
+        assert!(error(quote!(lock = "x"), job.clone()).contains("takes no arguments"));
+        let generic = parse_quote! {
+            #[http_component]
+            fn handle<T>(req: T) -> Response { todo!() }
+        };
+        assert!(error(quote!(), generic).contains("one `spin_sdk::http::Request`"));
+        let two = parse_quote! {
+            #[http_component]
+            fn handle(req: IncomingRequest, out: ResponseOutparam) { todo!() }
+        };
+        assert!(error(quote!(), two).contains("one `spin_sdk::http::Request`"));
+    }
+}
