@@ -45,3 +45,11 @@ pub fn print_call(path: &str, mode: &str, header: impl Fn(&str) -> Option<String
         println!("handler given fencing token {token} for the due time {due} ({missed} missed)");
     }
 }
+
+/// An HTTP handler's line for the request body it read (the tests compare it with what the
+/// scheduler sent): its length and its first line.
+#[allow(dead_code)]
+pub fn print_body(body: &[u8]) {
+    let first = body.split(|b| *b == b'\n').next().unwrap_or_default();
+    println!("handler read {} bytes: {}", body.len(), String::from_utf8_lossy(first));
+}

@@ -16,7 +16,7 @@
 
 use super::wrapped_app::{Wrapping, EVERY_SECONDS, LEASE_SECONDS};
 use super::wrapped_board::{check_board, recorded_outcomes};
-use super::wrapped_fleet::{Answer, Fleet};
+use super::wrapped_fleet::{scheduler_body, Answer, Fleet};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 use traffic_cop_testbed::needs::require;
@@ -70,6 +70,7 @@ fn kill_story(name: &str, how: Wrapping) {
     let said = fleet.said();
     let (called, decisions, answers) = (fleet.called(), fleet.decisions(), fleet.answers());
     let fleet_tokens: Vec<Vec<u64>> = (0..3).map(|i| fleet.given_tokens(i)).collect();
+    let bodies: Vec<Vec<(usize, String)>> = (0..3).map(|i| fleet.bodies_read(i)).collect();
     fleet.stop();
     // One run per due time, across the fleet.
     let runs: Vec<u64> = decisions.iter().filter(|d| d.run).filter_map(|d| d.due_s).collect();
@@ -84,6 +85,18 @@ fn kill_story(name: &str, how: Wrapping) {
             assert_eq!((calls.len(), ran + 1), (killed_calls, calls.len()), "{said}");
         } else {
             assert_eq!(calls.len(), ran, "replica {i}: calls and runs differ: {said}");
+        }
+    }
+    // The job read the scheduler's body whole, the one sent to its own replica, at each call
+    // (the calls to `/hello` send none).
+    for (i, read) in bodies.iter().enumerate() {
+        let runs = read.iter().filter(|(_, first)| first.starts_with("replica-"));
+        let runs: Vec<&(usize, String)> = runs.collect();
+        assert_eq!(runs.len(), called[i].len(), "replica {i}: {read:?}\n{said}");
+        for (length, first) in runs {
+            let due: u64 = first.rsplit(' ').next().unwrap().parse().unwrap();
+            assert_eq!(first, &format!("replica-{i} due {due}"), "{said}");
+            assert_eq!(*length, scheduler_body(i, due).len(), "replica {i}\n{said}");
         }
     }
     // The job was given its run's fencing token, never the caller's forged one: a

@@ -11,11 +11,19 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use traffic_cop_testbed::azurite::{connection_string_for_port, Azurite};
 use traffic_cop_testbed::proxy::CountingProxy;
-use traffic_cop_testbed::spin::{http_with, Launch, SpinReplica};
+use traffic_cop_testbed::spin::{http_sending, Launch, SpinReplica};
 use traffic_cop_testbed::EMULATOR_KEY_B64;
 
 /// A run header the scheduler forges on every call (the real one carries the granted token).
 const FORGED_HEADER: &str = "traffic-cop-fencing-token";
+
+/// The body the scheduler sends with each call: a first line naming the replica and due time,
+/// then padding, so that it reaches a job only if it was streamed through whole.
+pub fn scheduler_body(replica: usize, due: u64) -> Vec<u8> {
+    let mut body = format!("replica-{replica} due {due}\n").into_bytes();
+    body.resize(body.len() + 100_000, b'x');
+    body
+}
 
 /// Replicas of one wrapped app behind one counting proxy in front of Azurite.
 pub struct Fleet {
@@ -205,6 +213,18 @@ impl Fleet {
             .collect()
     }
 
+    /// The request bodies a replica's job printed it read (`handler read <n> bytes: <first
+    /// line>`), in order: each one's length and first line.
+    pub fn bodies_read(&self, replica: usize) -> Vec<(usize, String)> {
+        let stdout = self.stdout(replica);
+        let read = stdout.lines().filter_map(|l| l.strip_prefix("handler read "));
+        read.filter_map(|rest| {
+            let (length, first) = rest.split_once(" bytes: ")?;
+            Some((length.parse().ok()?, first.to_string()))
+        })
+        .collect()
+    }
+
     pub fn decisions(&self) -> Vec<Decision> {
         let mut all = Vec::new();
         for replica in 0..self.dirs.len() {
@@ -299,7 +319,8 @@ impl Scheduler {
                     std::thread::spawn(move || {
                         let forged = [(FORGED_HEADER, "999999")];
                         let timeout = Duration::from_secs(60);
-                        let reply = http_with(port, "POST", "/run", &forged, timeout);
+                        let body = scheduler_body(replica, due);
+                        let reply = http_sending(port, "POST", "/run", &forged, &body, timeout);
                         into.lock().unwrap().push(Answer { replica, at_s: due, reply });
                     });
                 }

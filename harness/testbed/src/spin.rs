@@ -12,7 +12,7 @@
 mod http;
 mod replica;
 
-pub use http::{http, http_with};
+pub use http::{http, http_sending, http_with};
 pub use replica::{kill_group, pause_group, resume_group, Launch, SpinReplica, WRAPPER};
 
 use std::path::{Path, PathBuf};

@@ -18,6 +18,7 @@ fn handle_nightly(req: Request) -> anyhow::Result<impl IntoResponse> {
     behaviour::print_call(&path, &mode, |name| {
         req.header(name).and_then(|v| v.as_str()).map(str::to_string)
     });
+    behaviour::print_body(req.body());
     std::thread::sleep(Duration::from_millis(behaviour::work_ms()));
     match mode.as_str() {
         "fail" => Err(anyhow::anyhow!("the job failed for {path}")),

@@ -1,5 +1,5 @@
 //! The wrapped job of the HTTP wrapper's stories: a plain WASI 0.3 HTTP handler that knows
-//! nothing of traffic-cop. Prints its call and the run the wrapper's headers carry, waits
+//! nothing of traffic-cop. Prints its call, the run the wrapper's headers carry and the body it read, waits
 //! `HANDLER_MS`, and answers by its mode (`behaviour.rs`): `ok` 200, `fail` 500, `trap` a panic
 //! (which traps and takes the instance with it).
 
@@ -23,6 +23,9 @@ impl wasip3::exports::http::handler::Guest for Handler {
             let values = headers.get(name);
             values.first().map(|v| String::from_utf8_lossy(v).into_owned())
         });
+        let (_read, read) = wit_future::new(|| Ok(()));
+        let (body, _trailers) = Request::consume_body(request, read);
+        behaviour::print_body(&body.collect().await);
         let wait_ms = behaviour::work_ms();
         if wait_ms > 0 {
             monotonic_clock::wait_for(wait_ms * 1_000_000).await;

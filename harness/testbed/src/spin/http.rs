@@ -23,15 +23,30 @@ pub fn http_with(
     headers: &[(&str, &str)],
     timeout: Duration,
 ) -> Result<(u16, String), String> {
+    http_sending(port, method, path, headers, b"", timeout)
+}
+
+/// [`http_with`] sending a request body.
+pub fn http_sending(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+    timeout: Duration,
+) -> Result<(u16, String), String> {
     let headers: String = headers.iter().map(|(k, v)| format!("{k}: {v}\r\n")).collect();
     let address = SocketAddr::from(([127, 0, 0, 1], port));
     let mut stream = TcpStream::connect_timeout(&address, timeout).map_err(|e| e.to_string())?;
     stream.set_read_timeout(Some(timeout)).map_err(|e| e.to_string())?;
+    stream.set_write_timeout(Some(timeout)).map_err(|e| e.to_string())?;
+    let length = body.len();
     write!(
         stream,
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{headers}Content-Length: 0\r\nConnection: close\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{headers}Content-Length: {length}\r\nConnection: close\r\n\r\n"
     )
     .map_err(|e| e.to_string())?;
+    stream.write_all(body).map_err(|e| e.to_string())?;
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw).map_err(|e| e.to_string())?;
     let split = raw.windows(4).position(|w| w == b"\r\n\r\n").ok_or("no complete HTTP answer")?;
