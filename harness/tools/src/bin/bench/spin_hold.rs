@@ -110,8 +110,7 @@ pub fn hold_beside_keep_alive(azurite_port: u16) {
     let manifest = super::wrapped::manifest(
         &trigger,
         "cron_wrapper_async",
-        "handle-cron-event",
-        "cron_handler",
+        Some(("handle-cron-event", "cron_handler")),
         &job_env,
     );
     std::fs::create_dir_all(&root).expect("target/bench-hold");

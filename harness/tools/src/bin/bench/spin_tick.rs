@@ -1,7 +1,8 @@
 //! Per-tick cost under the real Spin, for the app's `http-job` (the lease component as its
 //! component dependency, as spin.toml declares it) and for the HTTP wrapper around a plain job
 //! (apps/http-wrapper-async with the async lease component, the job harness/cron-handler/http
-//! answering at once; docs/wrappers.md): one `spin up` of each against the bench's Azurite,
+//! answering at once; docs/wrappers.md), and for the one-line form (harness/cron-handler/guarded,
+//! a spin-sdk WASI 0.2 job under `#[guarded]`): one `spin up` of each against the bench's Azurite,
 //! through a counting proxy. Each new 2 s due time gets two `POST /run`: the first is the
 //! leader's tick (decide, the job, complete), the second a follower's (decide: already ran).
 //! Time is from sending the trigger to the answer. Each is started twice with a `HOME` and
@@ -37,9 +38,16 @@ pub fn per_tick(azurite_port: u16) {
     let wrapped = dir.join("wrapped.toml");
     let trigger = "[[trigger.http]]\nroute = \"/run\"\ncomponent = \"nightly\"\n";
     let handler = "wasi:http/handler@0.3.0-rc-2026-03-15";
-    let manifest =
-        super::wrapped::manifest(trigger, "http_wrapper_async", handler, "http_handler", "");
+    let manifest = super::wrapped::manifest(
+        trigger,
+        "http_wrapper_async",
+        Some((handler, "http_handler")),
+        "",
+    );
     std::fs::write(&wrapped, manifest).expect("the wrapped app's manifest");
+    let guarded = dir.join("guarded.toml");
+    let manifest = super::wrapped::manifest(trigger, "guarded_http_handler", None, "");
+    std::fs::write(&guarded, manifest).expect("the guarded job's manifest");
     let setups = [
         Setup {
             label: "the app's http-job",
@@ -50,6 +58,12 @@ pub fn per_tick(azurite_port: u16) {
         Setup {
             label: "the HTTP wrapper, plain job",
             manifest: wrapped,
+            component: None,
+            ran: |body| body == "the job ran for /run",
+        },
+        Setup {
+            label: "#[guarded], spin-sdk job",
+            manifest: guarded,
             component: None,
             ran: |body| body == "the job ran for /run",
         },

@@ -1,18 +1,19 @@
 //! The wrapped apps the benchmark runs beside the app's own components (docs/wrappers.md): a
 //! wrapper on the trigger, the async lease component and a plain test job from
-//! harness/cron-handler as its dependencies, settings from `SPIN_VARIABLE_*`.
+//! harness/cron-handler as its dependencies, or a job that guards itself (`#[guarded]`) with
+//! the WASI 0.2 lease component; settings from `SPIN_VARIABLE_*`.
 
 use traffic_cop_testbed::repo_root;
 
-/// `trigger`: the manifest's trigger table for component `nightly`; `wrapped`: the wrapper's
-/// import the job fills; `environment`: the job's, as TOML inline-table entries. A cron app
+/// `trigger`: the manifest's trigger table for component `nightly`, whose source is `wrapper`;
+/// `job`: the wrapper's import and the job that fills it (none: `wrapper` guards itself);
+/// `environment`: the job's, as TOML inline-table entries. A cron app
 /// gets the board beside it (the app's `http-job` on `/status`), as docs/wrappers.md has it:
 /// the bench's `spin up` listens, and Spin refuses to listen for an app without HTTP routes.
 pub fn manifest(
     trigger: &str,
     wrapper: &str,
-    wrapped: &str,
-    job: &str,
+    job: Option<(&str, &str)>,
     environment: &str,
 ) -> String {
     let wasm = |name: &str| {
@@ -44,6 +45,16 @@ dependencies_inherit_configuration = true
     } else {
         String::new()
     };
+    let (lease, job) = match job {
+        Some((wrapped, job)) => (
+            wasm("traffic_cop_async"),
+            format!(
+                "\"{wrapped}\" = {{ component = \"job\" }}\n\n[component.job]\nsource = \"{}\"\n",
+                wasm(job)
+            ),
+        ),
+        None => (wasm("traffic_cop"), String::new()),
+    };
     format!(
         r#"spin_manifest_version = 2
 
@@ -71,13 +82,7 @@ environment = {{ {environment} }}
 [component.nightly.variables]
 {variables}[component.nightly.dependencies]
 "traffic-cop:lease" = {{ path = "{lease}" }}
-"{wrapped}" = {{ component = "job" }}
-
-[component.job]
-source = "{job}"
-{board}"#,
+{job}{board}"#,
         wrapper = wasm(wrapper),
-        lease = wasm("traffic_cop_async"),
-        job = wasm(job),
     )
 }
