@@ -12,8 +12,9 @@ pub enum Unrenewed {
     Skipped(TickReport),
     /// Granted only after the lease's deadline (a paused host): the job must not be called.
     Late(TickReport),
-    /// The job may run: the ticket, to `complete` with [`finished`], and its grant.
-    Granted { ticket: Ticket, grant: Grant },
+    /// The job may run: the ticket, to `complete` with [`finished`], and its grant. (guard@0.3.0's
+    /// ticket is a record of its own options and more, boxed to keep the variants alike.)
+    Granted { ticket: Box<Ticket>, grant: Grant },
 }
 
 /// Asks the guard, once `max_job_seconds` is known to fit in the lease.
@@ -36,7 +37,7 @@ pub fn decide(settings: &Settings) -> Unrenewed {
         let detail = "stopped before starting: the lease's deadline had passed".to_string();
         return Unrenewed::Late(TickReport::ran(settings, &grant, detail));
     }
-    Unrenewed::Granted { ticket, grant }
+    Unrenewed::Granted { ticket: Box::new(ticket), grant }
 }
 
 /// Closes a granted run with the job's `outcome`: its report, which also says when the job
