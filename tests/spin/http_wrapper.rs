@@ -39,6 +39,12 @@ fn guarded_http_replicas_on_spin_3_6_3_run_once_per_due_time_and_take_over_after
     kill_story("guarded-http-kill", Wrapping::guarded_on(spin));
 }
 
+/// The same in Python: a componentize-py handler under `@guarded` (guests/http-python).
+fn guarded_python_replicas_on_spin_3_6_3_run_once_per_due_time_and_take_over_after_a_kill() {
+    let (spin, _) = require("real spin 3.6.3 (@guarded)", spin_3());
+    kill_story("guarded-python-kill", Wrapping::guarded_python_on(spin));
+}
+
 /// Three replicas, the scheduler calling `/run` on each at every due time, the holder
 /// SIGKILLed mid-run; `/hello` too where a wrapper lets it pass to the job.
 fn kill_story(name: &str, how: Wrapping) {
@@ -145,6 +151,12 @@ fn a_guarded_http_handler_that_fails_is_recorded_and_one_that_traps_is_abandoned
     outcomes_story("guarded-http-outcomes", Wrapping::guarded_on(spin));
 }
 
+/// The same in Python, whose failure is its own 500 and whose trap an uncaught exception.
+fn a_guarded_python_handler_that_fails_is_recorded_and_one_that_traps_is_abandoned() {
+    let spin = require("real spin (@guarded)", find_spin());
+    outcomes_story("guarded-python-outcomes", Wrapping::guarded_python_on(spin));
+}
+
 fn outcomes_story(name: &str, how: Wrapping) {
     let fleet = Fleet::start(name, how, 1, r#"HANDLER_MODE = "cycle""#, &[]);
     let pairs = |f: &Fleet| {
@@ -216,5 +228,7 @@ pub fn tests() -> Vec<Test> {
         an_http_wrapped_handler_that_fails_is_recorded_and_one_that_traps_is_abandoned,
         guarded_http_replicas_on_spin_3_6_3_run_once_per_due_time_and_take_over_after_a_kill,
         a_guarded_http_handler_that_fails_is_recorded_and_one_that_traps_is_abandoned,
+        guarded_python_replicas_on_spin_3_6_3_run_once_per_due_time_and_take_over_after_a_kill,
+        a_guarded_python_handler_that_fails_is_recorded_and_one_that_traps_is_abandoned,
     ]
 }

@@ -105,8 +105,18 @@ impl Wrapping {
     /// The one-line form under `spin` (WASI 0.2 HTTP, so Spin 3.6.3 too): a spin-sdk handler
     /// under `#[traffic_cop_guarded::guarded]`, on the route itself, with the lease component.
     pub fn guarded_on(spin: PathBuf) -> Wrapping {
+        Wrapping::guarding_itself(spin, traffic_cop_testbed::built::wrapped_job("guarded"))
+    }
+
+    /// The Python one-line form under `spin`: a componentize-py handler under `@guarded`.
+    pub fn guarded_python_on(spin: PathBuf) -> Wrapping {
+        let job = traffic_cop_testbed::built::guarded_python_guest();
+        Wrapping::guarding_itself(spin, require("the Python guest (scripts/build-guests)", job))
+    }
+
+    /// A job on the route itself that guards itself, with the WASI 0.2 lease component.
+    fn guarding_itself(spin: PathBuf, job: PathBuf) -> Wrapping {
         traffic_cop_testbed::built::assert_app_built();
-        let job = traffic_cop_testbed::built::wrapped_job("guarded");
         Wrapping {
             spin,
             data: None,

@@ -122,17 +122,39 @@ pub fn guest_wasm(language: &str) -> Result<PathBuf, String> {
 
 /// [`guest_wasm`] in the repository at `root`.
 pub fn guest_wasm_under(root: &Path, language: &str) -> Result<PathBuf, String> {
-    let wasm = root.join("target/guests").join(format!("{language}_job.wasm"));
+    let wasm = guest_built(root, &format!("{language}_job"))?;
+    let (folder, extension) = if language == "js" { ("js", "js") } else { ("python", "py") };
+    assert_fresh(&wasm, &guest_sources(root, &[folder], extension));
+    Ok(wasm)
+}
+
+/// `target/guests/python_http_guarded.wasm` (from `scripts/build-guests`): the Python one-line
+/// form's job, guests/http-python under `@guarded` from guests/python. `Err` says why it is
+/// missing; a stale build panics.
+pub fn guarded_python_guest() -> Result<PathBuf, String> {
+    let root = crate::repo_root();
+    let wasm = guest_built(&root, "python_http_guarded")?;
+    assert_fresh(&wasm, &guest_sources(&root, &["python", "http-python"], "py"));
+    Ok(wasm)
+}
+
+fn guest_built(root: &Path, name: &str) -> Result<PathBuf, String> {
+    let wasm = root.join("target/guests").join(format!("{name}.wasm"));
     if !wasm.is_file() {
         return Err(format!(
             "{} missing: run scripts/build-guests (it installs the pinned toolchains)",
             wasm.display()
         ));
     }
-    // The app's own modules (app.js and its siblings; not node_modules or __pycache__).
-    let (folder, extension) = if language == "js" { ("js", "js") } else { ("python", "py") };
-    let mut sources: Vec<PathBuf> = std::fs::read_dir(root.join("guests").join(folder))
-        .into_iter()
+    Ok(wasm)
+}
+
+/// A guest's own modules in `guests/<folder>` (app.js and its siblings; not node_modules or
+/// __pycache__), and the WIT its bindings come from.
+fn guest_sources(root: &Path, folders: &[&str], extension: &str) -> Vec<PathBuf> {
+    let mut sources: Vec<PathBuf> = folders
+        .iter()
+        .flat_map(|folder| std::fs::read_dir(root.join("guests").join(folder)))
         .flatten()
         .flatten()
         .map(|e| e.path())
@@ -149,8 +171,7 @@ pub fn guest_wasm_under(root: &Path, language: &str) -> Result<PathBuf, String> 
             }
         }
     }
-    assert_fresh(&wasm, &sources);
-    Ok(wasm)
+    sources
 }
 
 /// `target/guests/<name>.wasm`, a cron job in another language behind the wrappers
