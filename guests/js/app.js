@@ -8,55 +8,15 @@
 // whose `payload` is the WIT error.
 
 import { board, complete, guardedInvoke, keepAlive, pause, resume, runNow } from 'traffic-cop:lease/guard@0.3.0';
+import { describe, iso, json, line, skipDetail } from './decisions.js';
 import { bearerMatches, parameters, respond } from './http_io.js';
-import { lockOf, setting, settings, unscheduled, whole } from './settings.js';
+import { lockOf, optionsOf, setting, settings, unscheduled, whole } from './settings.js';
 
 const OPERATOR_ROUTES = ['/pause', '/resume', '/run-now'];
 // A request is no place for a long wait (the Rust apps cap it alike): pause again to wait more.
 const MAX_DRAIN_MS = 120000n;
 
-const iso = (ms) => new Date(Number(ms)).toISOString().replace(/\.\d+Z$/, 'Z');
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const json = (value) => JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? Number(v) : v));
-
-// A guard-error as one line (service errors never carry a credential).
-function describe(error) {
-  if (error?.tag === 'bad-option') return `bad option (${error.val.field}): ${error.val.message}`;
-  if (error?.tag && error.tag !== 'lease') {
-    return `${error.tag}: ${typeof error.val === 'string' ? error.val : error.val?.message}`;
-  }
-  if (error?.tag !== 'lease') return String(error?.message ?? error);
-  const cause = error.val;
-  if (typeof cause.val === 'string') return `${cause.tag}: ${cause.val}`;
-  const code = cause.val.code ? ` ${cause.val.code}` : '';
-  return `${cause.tag} (HTTP ${cause.val.status}${code}): ${cause.val.message}`;
-}
-
-function skipDetail(s, reason) {
-  const why = reason.val;
-  switch (reason.tag) {
-    case 'held-by-other':
-      if (why.holder === s.holder) {
-        // Our own earlier tick still works: naming ourselves "another" holder would mislead.
-        return `the previous tick of this replica is still working (lease held by ${s.holder} until it completes or expires)`;
-      }
-      return `held by ${why.holder ?? 'another instance'}`;
-    case 'already-ran': {
-      const state = why.running ? 'still running' : (why.outcome ?? 'ended');
-      return `already ran for ${iso(why.dueAtMs)} (${why.holder ?? 'another instance'}, ${state}); next due ${iso(why.nextDueMs)}`;
-    }
-    case 'too-late':
-      return `too late: ${why.lateByMs / 1000n} s after the due time; next due ${iso(why.nextDueMs)}`;
-    case 'not-due':
-      return `not due yet: the first due time is ${iso(why.nextDueMs)}`;
-    case 'paused':
-      return `paused by ${why.by} since ${iso(why.sinceMs)}${why.reason ? `: ${why.reason}` : ''}`;
-    case 'schedule-conflict':
-      return `schedule conflict: the lock keeps ${why.recorded}; this replica has ${why.ours}`;
-    default:
-      return `could not decide: ${describe(why)}`;
-  }
-}
 
 // Waits through `workMs` in small steps, renewing when due; stops once the lease is lost
 // (another run may already have started).
@@ -88,19 +48,7 @@ async function tick(s) {
   // `skip` is the reason's WIT case (`paused`, `not-due`, ...) for scripts; `detail` for people.
   const report = { holder: s.holder, decision: 'skip', skip: null, fencing_token: null, previous_abandoned: false };
   Object.assign(report, { manual_by: null, missed: null, late_by_ms: null, detail: '' });
-  const options = {
-    holder: s.holder,
-    leaseSeconds: s.leaseSeconds,
-    schedule: s.schedule,
-    // The guard's defaults: keep-alive a third of the lease, 5 s early tolerance, no starting
-    // deadline, overlap forbidden, no waiting for a held lock.
-    keepAliveSeconds: undefined,
-    earlyToleranceMs: undefined,
-    startingDeadlineSeconds: undefined,
-    overlap: undefined,
-    waitMs: undefined,
-  };
-  const decision = guardedInvoke(lockOf(s), options);
+  const decision = guardedInvoke(lockOf(s), optionsOf(s));
   if (decision.tag === 'skip') return Object.assign(report, { skip: decision.val.tag, detail: skipDetail(s, decision.val) });
   const ticket = decision.val;
   Object.assign(report, {
@@ -133,15 +81,6 @@ async function tick(s) {
   }
   report.detail = detail;
   return report;
-}
-
-// The line the Rust apps print for a tick (`TickReport::line`).
-function line(r) {
-  if (r.fencing_token === null) return `[${r.holder}] skipped: ${r.detail}`;
-  const tookOver = r.previous_abandoned ? ' (took over an abandoned run)' : '';
-  const manual = r.manual_by ? ` (manual run asked by ${r.manual_by})` : '';
-  const caughtUp = r.missed > 0 ? ` (caught up ${r.missed} missed due times)` : '';
-  return `[${r.holder}] ran with fencing token ${r.fencing_token}${tookOver}${manual}${caughtUp}: ${r.detail}`;
 }
 
 const UNGUARDED_RUN =

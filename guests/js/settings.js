@@ -71,3 +71,16 @@ export function unscheduled() {
 }
 
 export const lockOf = (s) => ({ connectionString: s.connectionString, container: s.container, blob: s.blob });
+
+export const optionsOf = (s) => ({
+  holder: s.holder,
+  leaseSeconds: s.leaseSeconds,
+  schedule: s.schedule,
+  // The guard's defaults: keep-alive a third of the lease, 5 s early tolerance, no starting
+  // deadline, overlap forbidden, no waiting for a held lock.
+  keepAliveSeconds: undefined,
+  earlyToleranceMs: undefined,
+  startingDeadlineSeconds: undefined,
+  overlap: undefined,
+  waitMs: undefined,
+});

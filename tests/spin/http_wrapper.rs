@@ -42,7 +42,13 @@ fn guarded_http_replicas_on_spin_3_6_3_run_once_per_due_time_and_take_over_after
 /// The same in Python: a componentize-py handler under `@guarded` (guests/http-python).
 fn guarded_python_replicas_on_spin_3_6_3_run_once_per_due_time_and_take_over_after_a_kill() {
     let (spin, _) = require("real spin 3.6.3 (@guarded)", spin_3());
-    kill_story("guarded-python-kill", Wrapping::guarded_python_on(spin));
+    kill_story("guarded-python-kill", Wrapping::guarded_guest_on(spin, "python"));
+}
+
+/// The same in JavaScript: a ComponentizeJS handler under `guarded(…)` (guests/http-js).
+fn guarded_javascript_replicas_on_spin_3_6_3_run_once_per_due_time_and_take_over_after_a_kill() {
+    let (spin, _) = require("real spin 3.6.3 (guarded in JavaScript)", spin_3());
+    kill_story("guarded-js-kill", Wrapping::guarded_guest_on(spin, "js"));
 }
 
 /// Three replicas, the scheduler calling `/run` on each at every due time, the holder
@@ -154,7 +160,13 @@ fn a_guarded_http_handler_that_fails_is_recorded_and_one_that_traps_is_abandoned
 /// The same in Python, whose failure is its own 500 and whose trap an uncaught exception.
 fn a_guarded_python_handler_that_fails_is_recorded_and_one_that_traps_is_abandoned() {
     let spin = require("real spin (@guarded)", find_spin());
-    outcomes_story("guarded-python-outcomes", Wrapping::guarded_python_on(spin));
+    outcomes_story("guarded-python-outcomes", Wrapping::guarded_guest_on(spin, "python"));
+}
+
+/// The same in JavaScript, whose trap is a thrown error.
+fn a_guarded_javascript_handler_that_fails_is_recorded_and_one_that_traps_is_abandoned() {
+    let spin = require("real spin (guarded in JavaScript)", find_spin());
+    outcomes_story("guarded-js-outcomes", Wrapping::guarded_guest_on(spin, "js"));
 }
 
 fn outcomes_story(name: &str, how: Wrapping) {
@@ -230,5 +242,7 @@ pub fn tests() -> Vec<Test> {
         a_guarded_http_handler_that_fails_is_recorded_and_one_that_traps_is_abandoned,
         guarded_python_replicas_on_spin_3_6_3_run_once_per_due_time_and_take_over_after_a_kill,
         a_guarded_python_handler_that_fails_is_recorded_and_one_that_traps_is_abandoned,
+        guarded_javascript_replicas_on_spin_3_6_3_run_once_per_due_time_and_take_over_after_a_kill,
+        a_guarded_javascript_handler_that_fails_is_recorded_and_one_that_traps_is_abandoned,
     ]
 }

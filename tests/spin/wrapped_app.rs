@@ -108,10 +108,11 @@ impl Wrapping {
         Wrapping::guarding_itself(spin, traffic_cop_testbed::built::wrapped_job("guarded"))
     }
 
-    /// The Python one-line form under `spin`: a componentize-py handler under `@guarded`.
-    pub fn guarded_python_on(spin: PathBuf) -> Wrapping {
-        let job = traffic_cop_testbed::built::guarded_python_guest();
-        Wrapping::guarding_itself(spin, require("the Python guest (scripts/build-guests)", job))
+    /// The one-line form in another language under `spin`: a componentize-py handler under
+    /// `@guarded` (`python`), a ComponentizeJS one under `guarded(…)` (`js`).
+    pub fn guarded_guest_on(spin: PathBuf, language: &str) -> Wrapping {
+        let job = traffic_cop_testbed::built::guarded_guest(language);
+        Wrapping::guarding_itself(spin, require("the guests (scripts/build-guests)", job))
     }
 
     /// A job on the route itself that guards itself, with the WASI 0.2 lease component.

@@ -128,13 +128,15 @@ pub fn guest_wasm_under(root: &Path, language: &str) -> Result<PathBuf, String> 
     Ok(wasm)
 }
 
-/// `target/guests/python_http_guarded.wasm` (from `scripts/build-guests`): the Python one-line
-/// form's job, guests/http-python under `@guarded` from guests/python. `Err` says why it is
-/// missing; a stale build panics.
-pub fn guarded_python_guest() -> Result<PathBuf, String> {
+/// `target/guests/<language>_http_guarded.wasm` (`python` or `js`, from
+/// `scripts/build-guests`): the one-line form's job in that language, guests/http-<language>
+/// under `guarded` from guests/<language>. `Err` says why it is missing; a stale build panics.
+pub fn guarded_guest(language: &str) -> Result<PathBuf, String> {
     let root = crate::repo_root();
-    let wasm = guest_built(&root, "python_http_guarded")?;
-    assert_fresh(&wasm, &guest_sources(&root, &["python", "http-python"], "py"));
+    let wasm = guest_built(&root, &format!("{language}_http_guarded"))?;
+    let (folder, extension) = if language == "js" { ("js", "js") } else { ("python", "py") };
+    let job = format!("http-{folder}");
+    assert_fresh(&wasm, &guest_sources(&root, &[folder, &job], extension));
     Ok(wasm)
 }
 

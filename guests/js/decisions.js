@@ -1,0 +1,54 @@
+// The guard's decisions in words, as the Rust apps word them (apps/shared: `words`,
+// `TickReport`): shared by the guarded job (app.js) and the `guarded` wrapper (guarded.js).
+
+export const iso = (ms) => new Date(Number(ms)).toISOString().replace(/\.\d+Z$/, 'Z');
+export const json = (value) => JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? Number(v) : v));
+
+// A guard-error as one line (service errors never carry a credential).
+export function describe(error) {
+  if (error?.tag === 'bad-option') return `bad option (${error.val.field}): ${error.val.message}`;
+  if (error?.tag && error.tag !== 'lease') {
+    return `${error.tag}: ${typeof error.val === 'string' ? error.val : error.val?.message}`;
+  }
+  if (error?.tag !== 'lease') return String(error?.message ?? error);
+  const cause = error.val;
+  if (typeof cause.val === 'string') return `${cause.tag}: ${cause.val}`;
+  const code = cause.val.code ? ` ${cause.val.code}` : '';
+  return `${cause.tag} (HTTP ${cause.val.status}${code}): ${cause.val.message}`;
+}
+
+export function skipDetail(s, reason) {
+  const why = reason.val;
+  switch (reason.tag) {
+    case 'held-by-other':
+      if (why.holder === s.holder) {
+        // Our own earlier tick still works: naming ourselves "another" holder would mislead.
+        return `the previous tick of this replica is still working (lease held by ${s.holder} until it completes or expires)`;
+      }
+      return `held by ${why.holder ?? 'another instance'}`;
+    case 'already-ran': {
+      const state = why.running ? 'still running' : (why.outcome ?? 'ended');
+      return `already ran for ${iso(why.dueAtMs)} (${why.holder ?? 'another instance'}, ${state}); next due ${iso(why.nextDueMs)}`;
+    }
+    case 'too-late':
+      return `too late: ${why.lateByMs / 1000n} s after the due time; next due ${iso(why.nextDueMs)}`;
+    case 'not-due':
+      return `not due yet: the first due time is ${iso(why.nextDueMs)}`;
+    case 'paused':
+      return `paused by ${why.by} since ${iso(why.sinceMs)}${why.reason ? `: ${why.reason}` : ''}`;
+    case 'schedule-conflict':
+      return `schedule conflict: the lock keeps ${why.recorded}; this replica has ${why.ours}`;
+    default:
+      return `could not decide: ${describe(why)}`;
+  }
+}
+
+// The line the Rust apps print for a tick (`TickReport::line`).
+export function line(r) {
+  if (r.fencing_token === null && r.decision === 'error') return `[${r.holder}] error: ${r.detail}`;
+  if (r.fencing_token === null) return `[${r.holder}] skipped: ${r.detail}`;
+  const tookOver = r.previous_abandoned ? ' (took over an abandoned run)' : '';
+  const manual = r.manual_by ? ` (manual run asked by ${r.manual_by})` : '';
+  const caughtUp = r.missed > 0 ? ` (caught up ${r.missed} missed due times)` : '';
+  return `[${r.holder}] ran with fencing token ${r.fencing_token}${tookOver}${manual}${caughtUp}: ${r.detail}`;
+}
