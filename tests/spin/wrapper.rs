@@ -45,7 +45,11 @@ fn kill_story(name: &str, how: Wrapping, what: &str) {
             assert_eq!(called.len(), killed_calls, "{said}");
             assert_eq!(called.len(), runs.len() + 1, "{said}");
         } else {
-            assert_eq!(called, &runs, "replica {i}: calls and runs differ: {said}");
+            // The trigger does not stop for the snapshot: a survivor's last call may still be
+            // working, its decision due when the 1.5 s job ends.
+            let reported = called.get(..runs.len()) == Some(&runs[..]);
+            let in_flight = called.len() - runs.len().min(called.len());
+            assert!(reported && in_flight <= 1, "replica {i}: calls and runs differ: {said}");
         }
     }
     let skips = decisions.iter().filter(|d| !d.run).count();
