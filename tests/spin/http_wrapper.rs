@@ -100,11 +100,13 @@ fn kill_story(name: &str, how: Wrapping) {
         }
     }
     // The job read the scheduler's body whole, the one sent to its own replica, at each call
-    // (the calls to `/hello` send none).
+    // (the calls to `/hello` send none), but the killed one's last, which the kill may have
+    // cut off before the body was read.
     for (i, read) in bodies.iter().enumerate() {
         let runs = read.iter().filter(|(_, first)| first.starts_with("replica-"));
         let runs: Vec<&(usize, String)> = runs.collect();
-        assert_eq!(runs.len(), called[i].len(), "replica {i}: {read:?}\n{said}");
+        let cut_off = usize::from(i == victim && runs.len() < called[i].len());
+        assert_eq!(runs.len() + cut_off, called[i].len(), "replica {i}: {read:?}\n{said}");
         for (length, first) in runs {
             let due: u64 = first.rsplit(' ').next().unwrap().parse().unwrap();
             assert_eq!(first, &format!("replica-{i} due {due}"), "{said}");
@@ -116,7 +118,8 @@ fn kill_story(name: &str, how: Wrapping) {
     for (i, given) in fleet_tokens.iter().enumerate() {
         let granted: Vec<u64> =
             decisions.iter().filter(|d| d.replica == i && d.run).filter_map(|d| d.token).collect();
-        let extra = usize::from(i == victim);
+        // The killed one's last call may have been cut off before it printed its token.
+        let extra = usize::from(i == victim && given.len() > granted.len());
         assert_eq!(given.len(), granted.len() + extra, "replica {i}: {given:?}\n{said}");
         assert_eq!(&given[..granted.len()], &granted[..], "replica {i}\n{said}");
     }
