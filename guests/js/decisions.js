@@ -37,7 +37,7 @@ export function skipDetail(s, reason) {
     case 'paused':
       return `paused by ${why.by} since ${iso(why.sinceMs)}${why.reason ? `: ${why.reason}` : ''}`;
     case 'schedule-conflict':
-      return `schedule conflict: the lock keeps ${why.recorded}; this replica has ${why.ours}`;
+      return `deferring to the newer schedule ${why.newer} (on this lock since ${iso(why.sinceMs)}): this replica's ${why.ours} is being replaced; if no replica with the newer schedule ticks again, this one takes over at ${iso(why.untilMs)}`;
     default:
       return `could not decide: ${describe(why)}`;
   }

@@ -59,7 +59,11 @@ def skip_detail(settings, reason):
         reason = f": {why.reason}" if why.reason else ""
         return f"paused by {why.by} since {iso(why.since_ms)}{reason}"
     if isinstance(reason, guard.SkipReason_ScheduleConflict):
-        return f"schedule conflict: the lock keeps {why.recorded}; this replica has {why.ours}"
+        return (
+            f"deferring to the newer schedule {why.newer} (on this lock since {iso(why.since_ms)}): "
+            f"this replica's {why.ours} is being replaced; if no replica with the newer schedule "
+            f"ticks again, this one takes over at {iso(why.until_ms)}"
+        )
     return f"could not decide: {describe(why)}"
 
 

@@ -191,8 +191,13 @@ pub(super) fn paused(paused: &core::Paused) -> wit::Paused {
 
 pub(super) fn skip_reason(reason: core::SkipReason) -> wit::SkipReason {
     match reason {
-        core::SkipReason::HeldByOther { holder, since_ms, waited_ms } => {
-            wit::SkipReason::HeldByOther(wit::HeldByOther { holder, since_ms, waited_ms })
+        core::SkipReason::HeldByOther { holder, since_ms, waited_ms, due_at_ms } => {
+            wit::SkipReason::HeldByOther(wit::HeldByOther {
+                holder,
+                since_ms,
+                waited_ms,
+                due_at_ms,
+            })
         }
         core::SkipReason::AlreadyRan {
             due_at_ms,
@@ -216,8 +221,13 @@ pub(super) fn skip_reason(reason: core::SkipReason) -> wit::SkipReason {
             wit::SkipReason::NotDue(wit::NotDue { next_due_ms: next_due_ms.unwrap_or(u64::MAX) })
         }
         core::SkipReason::Paused(p) => wit::SkipReason::Paused(paused(&p)),
-        core::SkipReason::ScheduleConflict { recorded, ours } => {
-            wit::SkipReason::ScheduleConflict(wit::ScheduleConflict { recorded, ours })
+        core::SkipReason::ScheduleConflict { newer, ours, since_ms, until_ms } => {
+            wit::SkipReason::ScheduleConflict(wit::ScheduleConflict {
+                newer,
+                ours,
+                since_ms,
+                until_ms,
+            })
         }
         core::SkipReason::Error(e) => wit::SkipReason::Error(wit_error(e)),
     }
@@ -238,10 +248,16 @@ pub(super) fn operator_answer(answer: core::OperatorAnswer) -> wit::OperatorAnsw
 fn board_entry(entry: core::BoardEntry) -> wit::BoardEntry {
     let record = &entry.record;
     let recorded = entry.schedule.as_ref().map(|s| s.to_string());
-    let conflict = record.conflict.as_ref().map(|c| wit::ScheduleConflict {
-        recorded: recorded.clone().unwrap_or_default(),
-        ours: Schedule::from_recorded(&c.schedule).map_or(c.schedule.clone(), |s| s.to_string()),
-    });
+    let schedules_seen = record
+        .schedules
+        .iter()
+        .map(|seen| wit::SeenSchedule {
+            schedule: seen.shown(),
+            first_seen_ms: seen.first_seen_ms,
+            last_seen_ms: seen.last_seen_ms,
+            alive: seen.alive(entry.listed_ms),
+        })
+        .collect();
     wit::BoardEntry {
         name: entry.name.clone(),
         state: super::lease_state(entry.state),
@@ -261,7 +277,9 @@ fn board_entry(entry: core::BoardEntry) -> wit::BoardEntry {
         overdue: entry.overdue,
         paused: entry.paused.as_ref().map(paused),
         run_now_by: entry.run_now.as_ref().map(|r| r.by.clone()),
-        conflict,
+        schedules_seen,
+        disagreeing_since_ms: entry.agreement.disagreeing_since_ms,
+        newest_period_ms: entry.agreement.newest_period_ms,
         history: record.history.iter().map(past_run).collect(),
         consecutive_failures: record.consecutive_failures(),
         totals: wit::RunTotals {

@@ -131,9 +131,9 @@ pub(super) fn unspeakable(reason: &core::SkipReason) -> LeaseError {
             "Paused",
             format!("paused by {} since {} ms: {}", paused.by, paused.since_ms, paused.reason),
         ),
-        core::SkipReason::ScheduleConflict { recorded, ours } => (
+        core::SkipReason::ScheduleConflict { newer, ours, since_ms, until_ms } => (
             "ScheduleConflict",
-            format!("the lock runs on {recorded}, which is kept; this replica's is {ours}"),
+            core::deferral(newer, ours, format!("{since_ms} ms"), format!("{until_ms} ms")),
         ),
         core::SkipReason::NotDue { .. } => ("NotDue", "no due time has come yet".to_string()),
         other => ("Skip", format!("{other:?}")),

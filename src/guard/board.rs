@@ -3,6 +3,7 @@
 //! operator's calls.
 
 use super::pages::Pages;
+use super::schedules::{agreement, Agreement};
 use super::{Paused, RunNow, RunRecord, DEFAULT_EARLY_MS};
 use crate::client::LeaseClient;
 use crate::config::{validate_blob, Account};
@@ -30,6 +31,10 @@ pub struct BoardEntry {
     pub paused: Option<Paused>,
     /// A manual run asked for and not yet run.
     pub run_now: Option<RunNow>,
+    /// The listing's service time, which the entry was judged at.
+    pub listed_ms: u64,
+    /// How the schedules replicas ticked with agree.
+    pub agreement: Agreement,
 }
 
 /// Every lock in `container` with its lease state and run record. Blobs whose names are not
@@ -88,6 +93,8 @@ fn entry(name: String, state: LeaseState, record: RunRecord, now_ms: u64) -> Boa
         last_due_ms,
         next_due_ms,
         overdue,
+        listed_ms: now_ms,
+        agreement: agreement(&record, now_ms),
         record,
     }
 }

@@ -1,9 +1,9 @@
 //! The guard's decision: a pure function of (run record, lease state, service time, the lock's
 //! creation time, options). Every exported version of the guard decides here.
 
+use super::schedules::{self, SeenSchedule};
 use super::{unix_ms, FirstRun, GuardOptions, Overlap, PastDue, RunRecord, SkipReason};
 use crate::ops::LeaseState;
-use crate::schedule::Schedule;
 use std::time::SystemTime;
 
 /// How long after a due time a lock created by a tick still owes that due time its run: the
@@ -32,10 +32,12 @@ pub struct Contend {
     pub manual_by: Option<String>,
     /// The token of a stuck run whose lease to break first (overlap `replace`).
     pub replace: Option<u64>,
+    /// The lock's schedules with this replica's stamped, for the grant to write.
+    pub schedules: Vec<SeenSchedule>,
 }
 
 /// Decides from one look at the lock. `now` is the storage service's time (its `Date`), the
-/// one clock every replica shares; a tick counts for the due time [`Schedule::counts_for`]
+/// one clock every replica shares; a tick counts for the due time [`crate::schedule::Schedule::counts_for`]
 /// names.
 pub fn decide(
     record: &RunRecord,
@@ -49,10 +51,21 @@ pub fn decide(
     }
     let schedule = &options.schedule;
     let now_ms = unix_ms(now);
+    let held = matches!(lease, LeaseState::Leased | LeaseState::Breaking);
+    // Replicas on an older schedule are being replaced: they run nothing, manual runs included.
+    let seen = schedules::seen(record, schedule, now_ms, held && record.running);
+    if let Some(deferral) = seen.defer {
+        return Verdict::Skip(SkipReason::ScheduleConflict {
+            newer: deferral.newer,
+            ours: schedule.to_string(),
+            since_ms: deferral.since_ms,
+            until_ms: deferral.until_ms,
+        });
+    }
     let due = schedule.counts_for(now_ms, options.early_ms);
     let last_due = record.last_due_ms(schedule, options.early_ms);
     let mut replace = None;
-    if matches!(lease, LeaseState::Leased | LeaseState::Breaking) {
+    if held {
         match stuck(record, now_ms, due, last_due, options) {
             Some(fence) => replace = Some(fence),
             None => {
@@ -60,6 +73,7 @@ pub fn decide(
                     holder: record.running.then(|| record.holder.clone()).flatten(),
                     since_ms: record.running.then_some(record.started_ms).flatten(),
                     waited_ms: 0,
+                    due_at_ms: due,
                 })
             }
         }
@@ -72,6 +86,7 @@ pub fn decide(
             past_due,
             manual_by,
             replace,
+            schedules: seen.schedules.clone(),
         })
     };
     let mut past_due = PastDue {
@@ -86,9 +101,6 @@ pub fn decide(
     }
     if !schedule.is_scheduled() {
         return contend(past_due, None);
-    }
-    if let Some(conflict) = conflict(record, schedule, now_ms) {
-        return Verdict::Skip(conflict);
     }
     let next_due_ms = schedule.after(due.map_or(now_ms, |due| due.max(now_ms)));
     let Some(due) = due else {
@@ -125,7 +137,10 @@ pub fn decide(
                 next_due_ms,
             });
         }
-        Some(last) => past_due.missed = schedule.count_between(last.covers_until_ms(), due),
+        Some(last) => {
+            let from = last.covers_until_ms().max(seen.ours_since_ms.saturating_sub(1));
+            past_due.missed = schedule.count_between(from, due)
+        }
         None if options.first_run == FirstRun::AtFirstDueTime => {
             let created_ms = created.map(unix_ms).unwrap_or(0);
             if due.saturating_add(FIRST_RUN_GRACE_MS) < created_ms {
@@ -161,27 +176,6 @@ fn stuck(
     let long_enough = now_ms.saturating_sub(held_since) >= u64::from(after_seconds) * 1000;
     let newer_due = due? > last_due.unwrap_or(0);
     (long_enough && newer_due && record.manual_by().is_none()).then_some(record.fence)
-}
-
-/// A replica whose schedule differs from the recorded one defers while the recorded one is
-/// kept on time; two schedules are the same when their next due times agree.
-fn conflict(record: &RunRecord, ours: &Schedule, now_ms: u64) -> Option<SkipReason> {
-    let recorded = record.recorded_schedule()?;
-    let from = now_ms.saturating_sub(1);
-    let next = |s: &Schedule| {
-        let first = s.after(from);
-        (first, first.and_then(|f| s.after(f)))
-    };
-    if next(&recorded) == next(ours) {
-        return None;
-    }
-    // Overdue under its own schedule: the replicas that had it are gone; ours takes over.
-    let last = record.started_ms?;
-    let next_due = recorded.after(last)?;
-    if now_ms > next_due.saturating_add(recorded.overdue_grace_ms()) {
-        return None;
-    }
-    Some(SkipReason::ScheduleConflict { recorded: recorded.to_string(), ours: ours.to_string() })
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
 use super::*;
+use crate::schedule::Schedule;
 
 fn daily_at_two() -> GuardOptions {
     GuardOptions::every_interval("me", 15, 86_400, None)

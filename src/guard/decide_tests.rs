@@ -45,6 +45,7 @@ fn a_held_lease_is_skipped_with_the_running_holder_named() {
                 holder: Some("them".into()),
                 since_ms: Some(100_000),
                 waited_ms: 0,
+                due_at_ms: Some(120_000),
             })
         );
     }
@@ -52,7 +53,12 @@ fn a_held_lease_is_skipped_with_the_running_holder_named() {
     let verdict = decide(&ran_at(100, false), LeaseState::Leased, at(200), None, &options(60));
     assert_eq!(
         verdict,
-        Verdict::Skip(SkipReason::HeldByOther { holder: None, since_ms: None, waited_ms: 0 })
+        Verdict::Skip(SkipReason::HeldByOther {
+            holder: None,
+            since_ms: None,
+            waited_ms: 0,
+            due_at_ms: Some(180_000)
+        })
     );
 }
 

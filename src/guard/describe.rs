@@ -11,7 +11,7 @@ use crate::schedule::Schedule;
 pub fn describe_skip(reason: &SkipReason, options: Option<&GuardOptions>) -> String {
     let at = |ms: u64| shown(ms, options);
     match reason {
-        SkipReason::HeldByOther { holder, since_ms, waited_ms } => {
+        SkipReason::HeldByOther { holder, since_ms, waited_ms, .. } => {
             let by = match (holder, since_ms) {
                 (Some(by), Some(since)) => format!("held by {by}, running since {}", at(*since)),
                 (Some(by), None) => format!("held by {by}"),
@@ -33,7 +33,8 @@ pub fn describe_skip(reason: &SkipReason, options: Option<&GuardOptions>) -> Str
                 (false, Some(Outcome::Failure(why))) => format!("failed: {why}"),
                 (false, None) => "ended".to_string(),
             };
-            let next = next_due_ms.map(|next| format!("; next due {}", at(next))).unwrap_or_default();
+            let next =
+                next_due_ms.map(|next| format!("; next due {}", at(next))).unwrap_or_default();
             format!(
                 "already ran for the due time {}: the run {by} started at {} ({state}){next}",
                 at(*due_at_ms),
@@ -45,16 +46,28 @@ pub fn describe_skip(reason: &SkipReason, options: Option<&GuardOptions>) -> Str
             duration(*late_by_ms),
             at(*next_due_ms)
         ),
-        SkipReason::NotDue { next_due_ms: Some(next) } => format!("not due yet: next due {}", at(*next)),
+        SkipReason::NotDue { next_due_ms: Some(next) } => {
+            format!("not due yet: next due {}", at(*next))
+        }
         SkipReason::NotDue { next_due_ms: None } => "not due yet: no due time ahead".into(),
         SkipReason::Paused(paused) => {
             format!("paused by {} since {}: {}", paused.by, at(paused.since_ms), paused.reason)
         }
-        SkipReason::ScheduleConflict { recorded, ours } => format!(
-            "schedule conflict: the lock runs on {recorded}, which is kept; this replica's is {ours}"
-        ),
+        SkipReason::ScheduleConflict { newer, ours, since_ms, until_ms } => {
+            deferral(newer, ours, at(*since_ms), at(*until_ms))
+        }
         SkipReason::Error(error) => format!("could not decide: {error}"),
     }
+}
+
+/// A replica with an older schedule deferring to a newer one: to which, since when, and until
+/// when at the latest.
+pub fn deferral(newer: &str, ours: &str, since: String, until: String) -> String {
+    format!(
+        "deferring to the newer schedule {newer} (on this lock since {since}): this replica's \
+         {ours} is being replaced; if no replica with the newer schedule ticks again, this one \
+         takes over at {until}"
+    )
 }
 
 /// A granted run: its due time, how late, what it catches up for, its token.

@@ -156,7 +156,10 @@ fn granted_record(
     options: &GuardOptions,
     lease_id: &LeaseId,
 ) -> RunRecord {
-    let granted = record.granted(contend.fence, started_ms, &options.holder, lease_id);
+    let granted = RunRecord {
+        schedules: contend.schedules.clone(),
+        ..record.granted(contend.fence, started_ms, &options.holder, lease_id)
+    };
     let granted = match &contend.manual_by {
         Some(by) => granted.manual_for(by),
         None => {

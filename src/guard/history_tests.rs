@@ -1,6 +1,6 @@
 use super::*;
 use crate::guard::record_text::{fit, NAME_BYTES, TEXT_BYTES};
-use crate::guard::{Conflict, OfGrant, Outcome, Paused, RunNow, RunRecord};
+use crate::guard::{OfGrant, Outcome, Paused, RunNow, RunRecord};
 use crate::ops::LeaseId;
 use crate::schedule::{Every, Schedule};
 
@@ -98,7 +98,14 @@ fn the_whole_record_stays_well_under_azures_eight_kib_however_its_text_is_writte
     let record = RunRecord {
         paused: Some(Paused { by: name.clone(), since_ms: u64::MAX, reason: huge.clone() }),
         run_now: Some(RunNow { by: name.clone(), at_ms: u64::MAX }),
-        conflict: Some(Conflict { schedule: schedule_text.clone(), holder: name, seen_ms: 1 }),
+        // The most schedules the record keeps, each as long as it is kept.
+        schedules: (0..crate::guard::schedules::MAX_SEEN as u64)
+            .map(|i| crate::guard::SeenSchedule {
+                schedule: fit(&format!("{schedule_text}{i}"), NAME_BYTES),
+                first_seen_ms: u64::MAX - i,
+                last_seen_ms: u64::MAX,
+            })
+            .collect(),
         schedule: Some(schedule_text),
         ..record
     };
@@ -110,7 +117,6 @@ fn the_whole_record_stays_well_under_azures_eight_kib_however_its_text_is_writte
             ..p
         }),
         run_now: record.run_now.map(|r| RunNow { by: fit(&r.by, NAME_BYTES), ..r }),
-        conflict: record.conflict.map(|c| Conflict { holder: fit(&c.holder, NAME_BYTES), ..c }),
         ..record
     };
     let bytes: usize = record.to_metadata().iter().map(|(k, v)| k.len() + v.len()).sum();

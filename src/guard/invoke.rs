@@ -9,7 +9,7 @@ use super::{service_clock, Decision, GuardOptions, RunRecord, SkipReason};
 use crate::client::LeaseClient;
 use crate::config::Lock;
 use crate::error::{Contention, Error};
-use crate::ops::SetMetadata;
+use crate::ops::{LeaseState, SetMetadata};
 use crate::retry::RetryPolicy;
 use crate::transport::{Deadline, Runtime, Transport};
 use std::time::Duration;
@@ -41,7 +41,8 @@ pub fn guarded_invoke<T: Transport, R: Runtime>(
             Ok(decision) => decision,
             Err(error) => Decision::Skip(SkipReason::Error(error)),
         };
-        let Decision::Skip(SkipReason::HeldByOther { holder, since_ms, .. }) = decision else {
+        let Decision::Skip(SkipReason::HeldByOther { holder, since_ms, due_at_ms, .. }) = decision
+        else {
             return decision;
         };
         let waited = client.runtime().monotonic().saturating_sub(started);
@@ -50,7 +51,12 @@ pub fn guarded_invoke<T: Transport, R: Runtime>(
             Some(left) if !options.wait.is_zero() => client.runtime().sleep(pause.min(left)),
             _ => {
                 let waited_ms = waited.as_millis() as u64;
-                return Decision::Skip(SkipReason::HeldByOther { holder, since_ms, waited_ms });
+                return Decision::Skip(SkipReason::HeldByOther {
+                    holder,
+                    since_ms,
+                    waited_ms,
+                    due_at_ms,
+                });
             }
         }
         looks += 1;
@@ -80,19 +86,21 @@ fn invoke<T: Transport, R: Runtime>(
         };
         match attempt(client, lock, options, &look)? {
             Attempt::Run(ticket) => return Ok(Decision::Run(ticket)),
-            Attempt::Skip(reason @ SkipReason::ScheduleConflict { .. }) => {
-                note_conflict(client, lock, options, &look);
+            Attempt::Skip(reason) => {
+                stamp_schedule(client, lock, options, &look);
                 return Ok(Decision::Skip(reason));
             }
-            Attempt::Skip(reason) => return Ok(Decision::Skip(reason)),
             Attempt::Changed => {}
             // One look more, not a loop: a lease that keeps changing hands is held by others.
             Attempt::Outraced if outraced => {
+                let due_at_ms =
+                    options.schedule.counts_for(super::unix_ms(look.now), options.early_ms);
                 return Ok(Decision::Skip(SkipReason::HeldByOther {
                     holder: None,
                     since_ms: None,
                     waited_ms: 0,
-                }))
+                    due_at_ms,
+                }));
             }
             Attempt::Outraced => outraced = true,
         }
@@ -106,28 +114,38 @@ fn invoke<T: Transport, R: Runtime>(
     }))
 }
 
-/// Leaves a note of this replica's schedule on the board, once per conflicting schedule: one
-/// write, conditional on the look, and only while no lease is held. Best effort.
-fn note_conflict<T: Transport, R: Runtime>(
+/// Writes this replica's schedule into the lock's list when other replicas must learn of it
+/// (it appeared, or its stamp went stale while another schedule is alive: see `schedules`). One
+/// write, conditional on the look, under the running run's lease id when a run holds the lock
+/// (as the operator's calls write). Best effort: a record that changed since the look keeps its
+/// change, and the next tick stamps again.
+fn stamp_schedule<T: Transport, R: Runtime>(
     client: &mut LeaseClient<T, R>,
     lock: &Lock,
     options: &GuardOptions,
     look: &Look,
 ) {
-    let schedule = options.schedule.recorded();
-    let known = look.record.conflict.as_ref().is_some_and(|c| c.schedule == schedule);
-    if known
-        || matches!(look.state, crate::ops::LeaseState::Leased | crate::ops::LeaseState::Breaking)
-    {
+    let held = matches!(look.state, LeaseState::Leased | LeaseState::Breaking);
+    let now_ms = super::unix_ms(look.now);
+    let seen = super::schedules::seen(
+        &look.record,
+        &options.schedule,
+        now_ms,
+        held && look.record.running,
+    );
+    if !seen.stamp || look.record.paused.is_some() {
         return;
     }
-    let conflict = super::Conflict {
-        schedule,
-        holder: super::record_text::fit(&options.holder, super::record_text::NAME_BYTES),
-        seen_ms: super::unix_ms(look.now),
+    let lease_id = match held {
+        true => match look.record.lease_id() {
+            Some(id) => Some(id),
+            // A run by a build that keeps no lease id: nothing can be written around it.
+            None => return,
+        },
+        false => None,
     };
-    let noted = RunRecord { conflict: Some(conflict), ..look.record.clone() };
-    if let Ok(write) = SetMetadata::new(noted.to_metadata(), None, look.etag.clone()) {
+    let stamped = RunRecord { schedules: seen.schedules, ..look.record.clone() };
+    if let Ok(write) = SetMetadata::new(stamped.to_metadata(), lease_id, look.etag.clone()) {
         let _ = client.execute(lock, &write);
     }
 }

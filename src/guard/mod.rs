@@ -24,6 +24,7 @@
 //! | `invoke`, `grant`, `unheard` | `guarded_invoke`: look, acquire, record; waiting for a held lock; a grant whose answer was lost |
 //! | `keep_alive`, `complete`, `hold` | a granted run's calls; `hold` renews in the background (guard@0.4.0) |
 //! | `claim`, `claim_state`, `pages`, `board` | many items: claims and the board over a listing |
+//! | `schedules` | which schedule is in force while replicas disagree (a deploy, a rollback) |
 //! | `fenced` | writes that refuse an older run's token |
 //! | `operator`, `operator_drain` | pause, resume and run-now, written under the running run's lease id; the run in progress and the drain |
 
@@ -47,6 +48,7 @@ mod pages;
 mod record;
 mod record_keys;
 mod record_text;
+mod schedules;
 mod unheard;
 
 pub use board::{board, BoardEntry};
@@ -57,7 +59,7 @@ pub use check::{
 pub use claim::{claim, Claim};
 pub use complete::complete;
 pub use decide::{decide, Contend, Verdict};
-pub use describe::{describe_run, describe_skip, duration};
+pub use describe::{deferral, describe_run, describe_skip, duration};
 pub use fenced::{
     read_fenced, write_fenced, FencedData, FencedError, FencedWrite, FENCING_TOKEN_METADATA,
     MAX_FENCED_BYTES,
@@ -69,7 +71,10 @@ pub use keep_alive::keep_alive;
 pub use operator::{pause, resume, run_now, OperatorAnswer};
 pub use operator_drain::RunningRun;
 pub use options::{FirstRun, GuardOptions, Overlap, DEFAULT_EARLY_MS, MAX_EARLY_MS, MAX_WAIT};
-pub use record::{Conflict, Grid, OfGrant, Paused, RunNow, RunRecord};
+pub use record::{Grid, OfGrant, Paused, RunNow, RunRecord};
+pub use schedules::{
+    agreement, Agreement, SeenSchedule, ALIVE_MS, DEPLOY_LIMIT_MS, FORGET_MS, STAMP_MS,
+};
 
 use crate::config::Lock;
 use crate::error::Error;
@@ -141,7 +146,13 @@ pub struct PastDue {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SkipReason {
     /// Someone holds the lease; `holder` is its label when its run is recorded.
-    HeldByOther { holder: Option<String>, since_ms: Option<u64>, waited_ms: u64 },
+    HeldByOther {
+        holder: Option<String>,
+        since_ms: Option<u64>,
+        waited_ms: u64,
+        /// The due time this tick counted for, when the job has a schedule.
+        due_at_ms: Option<u64>,
+    },
     /// A run already started for the current due time.
     AlreadyRan {
         due_at_ms: u64,
@@ -157,8 +168,19 @@ pub enum SkipReason {
     NotDue { next_due_ms: Option<u64> },
     /// An operator paused the job.
     Paused(Paused),
-    /// This replica's schedule differs from the recorded one, which is kept.
-    ScheduleConflict { recorded: String, ours: String },
+    /// A replica with a newer schedule is still ticking on this lock: this replica's schedule is
+    /// being replaced, so it defers (see `schedules`).
+    ScheduleConflict {
+        /// The newer schedule, in force, for people.
+        newer: String,
+        /// This replica's.
+        ours: String,
+        /// When a replica with the newer schedule first ticked on the lock.
+        since_ms: u64,
+        /// The latest this lasts: unless a replica with the newer schedule ticks by then, its
+        /// replicas count as gone and this replica's schedule is in force again.
+        until_ms: u64,
+    },
     /// The decision could not be made.
     Error(Error),
 }

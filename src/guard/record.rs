@@ -1,10 +1,11 @@
 //! The run record kept in the lock blob's metadata: the last grant's fencing token, start,
 //! stop, running flag, outcome and holder; the due time and schedule of the last scheduled
-//! grant; the operator's pause and run-now; a schedule conflict seen. Pure; the keys and their
+//! grant; the operator's pause and run-now; the schedules replicas ticked with. Pure; the keys and their
 //! encoding are in `record_keys`, its text in `record_text`.
 
 use super::history::{self, PastOutcome, PastRun, Totals};
 use super::record_text::{fit, NAME_BYTES, TEXT_BYTES};
+use super::schedules::SeenSchedule;
 use super::Outcome;
 use crate::schedule::Schedule;
 
@@ -40,7 +41,8 @@ pub struct RunRecord {
     pub replaced: Option<OfGrant<u64>>,
     pub paused: Option<Paused>,
     pub run_now: Option<RunNow>,
-    pub conflict: Option<Conflict>,
+    /// The schedules replicas ticked with on this lock, newest first (see `schedules`).
+    pub schedules: Vec<SeenSchedule>,
     /// The lease id of the last grant by a build that records it: an operator's call writes
     /// under it while that run holds the lock (see `operator`).
     pub lease: Option<OfGrant<String>>,
@@ -110,14 +112,6 @@ impl ScheduledRun {
     pub fn covers_until_ms(&self) -> u64 {
         self.started_ms.max(self.due_ms.unwrap_or(0))
     }
-}
-
-/// A replica with another schedule deferred to the recorded one.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Conflict {
-    pub schedule: String,
-    pub holder: String,
-    pub seen_ms: u64,
 }
 
 impl RunRecord {
@@ -205,7 +199,7 @@ impl RunRecord {
     }
 
     /// The record a new grant writes: the next token, running, no stop yet; the operator's and
-    /// a newer build's fields carried over, a fulfilled run-now and a settled conflict dropped.
+    /// a newer build's fields carried over, a fulfilled run-now dropped.
     /// A previous run still marked running never completed: it goes into the history as
     /// abandoned.
     pub fn granted(
@@ -244,7 +238,6 @@ impl RunRecord {
             manual: None,
             replaced: None,
             run_now: None,
-            conflict: None,
             ..self.clone()
         }
     }

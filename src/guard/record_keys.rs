@@ -3,8 +3,9 @@
 //! percent-encoded, parts joined by `:`. Keys this build does not know but that start with
 //! `tc_` are kept as they are (a newer build's, in a rolling upgrade).
 
-use super::record::{Conflict, Grid, OfGrant, Paused, RunNow, RunRecord};
+use super::record::{Grid, OfGrant, Paused, RunNow, RunRecord};
 use super::record_text::{text, untext};
+use super::schedules::SeenSchedule;
 use super::Outcome;
 
 pub(super) const FENCE: &str = "tc_fence";
@@ -29,8 +30,9 @@ const REPLACED: &str = "tc_replaced";
 const PAUSED: &str = "tc_paused";
 /// `at_ms:by`
 const RUN_NOW: &str = "tc_runnow";
-/// `seen_ms:holder:schedule`
-const CONFLICT: &str = "tc_conflict";
+/// `first_seen_ms:last_seen_ms:schedule`, one per schedule replicas ticked with, newest first,
+/// joined by `,`.
+const SCHEDULES: &str = "tc_scheds";
 /// `fence:lease_id`: the lease of the grant with that token.
 const LEASE: &str = "tc_lease";
 /// The last finished runs ([`super::history::encode`]).
@@ -40,7 +42,7 @@ const TOTALS: &str = "tc_totals";
 
 const KNOWN: [&str; 18] = [
     FENCE, START, STOP, RUNNING, OUTCOME, HOLDER, EVERY, PHASE, DUE, SCHEDULE, MANUAL, REPLACED,
-    PAUSED, RUN_NOW, CONFLICT, LEASE, HISTORY, TOTALS,
+    PAUSED, RUN_NOW, SCHEDULES, LEASE, HISTORY, TOTALS,
 ];
 const PREFIX: &str = "tc_";
 
@@ -97,12 +99,7 @@ fn read(metadata: &[(String, String)]) -> RunRecord {
             Some(Paused { since_ms: since.parse().ok()?, by: untext(by), reason: untext(reason) })
         }),
         run_now: tagged(RUN_NOW).map(|(at_ms, by)| RunNow { at_ms, by: untext(by) }),
-        conflict: get(CONFLICT).and_then(|v| {
-            let (seen, rest) = pair(v)?;
-            let (holder, schedule) = pair(rest)?;
-            let seen_ms = seen.parse().ok()?;
-            Some(Conflict { seen_ms, holder: untext(holder), schedule: untext(schedule) })
-        }),
+        schedules: get(SCHEDULES).map(|v| read_schedules(v)).unwrap_or_default(),
         lease: tagged(LEASE).map(|(fence, id)| OfGrant { fence, value: id.to_string() }),
         history: get(HISTORY).map(|v| super::history::decode(v)).unwrap_or_default(),
         totals: get(TOTALS).map(|v| super::history::decode_totals(v)).unwrap_or_default(),
@@ -146,13 +143,8 @@ fn write(record: &RunRecord) -> Vec<(String, String)> {
             .map(|p| format!("{}:{}:{}", p.since_ms, text(&p.by), text(&p.reason))),
     );
     push(RUN_NOW, record.run_now.as_ref().map(|r| format!("{}:{}", r.at_ms, text(&r.by))));
-    push(
-        CONFLICT,
-        record
-            .conflict
-            .as_ref()
-            .map(|c| format!("{}:{}:{}", c.seen_ms, text(&c.holder), text(&c.schedule))),
-    );
+    let schedules = (!record.schedules.is_empty()).then(|| write_schedules(&record.schedules));
+    push(SCHEDULES, schedules);
     // A lease id is a GUID: visible ASCII as it is.
     push(LEASE, record.lease.as_ref().map(|l| format!("{}:{}", l.fence, l.value)));
     let history = (!record.history.is_empty()).then(|| super::history::encode(&record.history));
@@ -161,4 +153,26 @@ fn write(record: &RunRecord) -> Vec<(String, String)> {
     push(TOTALS, counted.then(|| super::history::encode_totals(&record.totals)));
     pairs.extend(record.unknown.iter().cloned());
     pairs
+}
+
+fn write_schedules(schedules: &[SeenSchedule]) -> String {
+    let one = |seen: &SeenSchedule| {
+        let text = crate::percent::encode(&seen.schedule, crate::percent::list_part);
+        format!("{}:{}:{text}", seen.first_seen_ms, seen.last_seen_ms)
+    };
+    schedules.iter().map(one).collect::<Vec<_>>().join(",")
+}
+
+/// Entries that cannot be read are left out: a newer build's, or damaged.
+fn read_schedules(value: &str) -> Vec<SeenSchedule> {
+    let one = |entry: &str| {
+        let (first, rest) = pair(entry)?;
+        let (last, text) = pair(rest)?;
+        Some(SeenSchedule {
+            first_seen_ms: first.parse().ok()?,
+            last_seen_ms: last.parse().ok()?,
+            schedule: untext(text),
+        })
+    };
+    value.split(',').filter_map(one).collect()
 }

@@ -9,11 +9,14 @@ fn a_record_survives_metadata_round_trip_with_any_text() {
     let record = RunRecord {
         paused: Some(Paused { by: "ops: ana".into(), since_ms: 5, reason: "deploy; 50%".into() }),
         run_now: Some(RunNow { by: "bob:1".into(), at_ms: 9 }),
-        conflict: Some(Conflict {
-            schedule: "cron:spin:UTC:0 * * * * *".into(),
-            holder: "r:2".into(),
-            seen_ms: 7,
-        }),
+        schedules: vec![
+            SeenSchedule {
+                schedule: "cron:spin:UTC:0 * * * * *".into(),
+                first_seen_ms: 7,
+                last_seen_ms: 9,
+            },
+            SeenSchedule { schedule: "every:60:0, odd;".into(), first_seen_ms: 1, last_seen_ms: 2 },
+        ],
         ..RunRecord::default()
     }
     .granted(7, 1_735_689_600_000, "replica 3 — ü%20\n", &lease())

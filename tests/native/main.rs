@@ -31,6 +31,7 @@ mod refusals;
 mod retries;
 mod schedule;
 mod schedule_change;
+mod schedule_deploy;
 mod secrets;
 mod settings_check;
 mod signing_vectors;

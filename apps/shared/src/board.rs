@@ -28,7 +28,20 @@ pub struct BoardRow {
     pub paused_since_ms: Option<u64>,
     pub paused_reason: Option<String>,
     pub run_now_by: Option<String>,
+    /// While replicas with more than one schedule tick on the lock: which wins, which defer.
     pub conflict: Option<String>,
+    /// The schedules replicas ticked with on the lock, newest first.
+    #[serde(default)]
+    pub schedules_seen: Vec<SeenScheduleRow>,
+    /// How many of them ticked within the last three minutes.
+    #[serde(default)]
+    pub schedules_alive: u32,
+    /// Since when more than one has been alive (the newest one's first tick).
+    #[serde(default)]
+    pub disagreeing_since_ms: Option<u64>,
+    /// The newest alive schedule's period.
+    #[serde(default)]
+    pub newest_period_ms: Option<u64>,
     pub consecutive_failures: u32,
     pub successes: u64,
     pub failures: u64,
@@ -38,6 +51,14 @@ pub struct BoardRow {
     pub last_failure_ms: Option<u64>,
     /// Newest first.
     pub history: Vec<PastRunRow>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SeenScheduleRow {
+    pub schedule: String,
+    pub first_seen_ms: u64,
+    pub last_seen_ms: u64,
+    pub alive: bool,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -114,7 +135,20 @@ impl From<BoardEntry> for BoardRow {
             paused_since_ms: e.paused.as_ref().map(|p| p.since_ms),
             paused_reason: e.paused.map(|p| p.reason),
             run_now_by: e.run_now_by,
-            conflict: e.conflict.map(|c| format!("{} (kept) vs {}", c.recorded, c.ours)),
+            conflict: conflict(&e.schedules_seen),
+            schedules_alive: e.schedules_seen.iter().filter(|s| s.alive).count() as u32,
+            schedules_seen: e
+                .schedules_seen
+                .into_iter()
+                .map(|s| SeenScheduleRow {
+                    schedule: s.schedule,
+                    first_seen_ms: s.first_seen_ms,
+                    last_seen_ms: s.last_seen_ms,
+                    alive: s.alive,
+                })
+                .collect(),
+            disagreeing_since_ms: e.disagreeing_since_ms,
+            newest_period_ms: e.newest_period_ms,
             consecutive_failures: e.consecutive_failures,
             successes: e.totals.successes,
             failures: e.totals.failures,
@@ -124,6 +158,17 @@ impl From<BoardEntry> for BoardRow {
             last_failure_ms: e.totals.last_failure_ms,
             history,
         }
+    }
+}
+
+/// `<newest> wins; <older> defers`, while more than one schedule is alive.
+fn conflict(seen: &[guard::SeenSchedule]) -> Option<String> {
+    let alive: Vec<&str> = seen.iter().filter(|s| s.alive).map(|s| s.schedule.as_str()).collect();
+    match alive.as_slice() {
+        [newest, older @ ..] if !older.is_empty() => {
+            Some(format!("{newest} wins; {} defer", older.join(", ")))
+        }
+        _ => None,
     }
 }
 

@@ -120,6 +120,27 @@ const FAMILIES: &[Family] = &[
         samples: |r| vec![("", flag(r.paused_by.is_some()))],
     },
     Family {
+        name: "traffic_cop_schedules_alive",
+        kind: Kind::Gauge,
+        unit: None,
+        help: "Schedules whose replicas ticked on the lock within the last three minutes (2 or more: a deploy or a rollback under way, or a replica with a stale configuration; the newest wins).",
+        samples: |r| vec![("", Some(f64::from(r.schedules_alive)))],
+    },
+    Family {
+        name: "traffic_cop_schedule_disagreement_start_timestamp_seconds",
+        kind: Kind::Gauge,
+        unit: Some("seconds"),
+        help: "Since when replicas with more than one schedule have ticked on the lock: the newest schedule's first tick (absent while they agree).",
+        samples: |r| vec![("", seconds(r.disagreeing_since_ms))],
+    },
+    Family {
+        name: "traffic_cop_schedule_period_seconds",
+        kind: Kind::Gauge,
+        unit: Some("seconds"),
+        help: "How far apart the due times of the schedule in force are.",
+        samples: |r| vec![("", seconds(r.newest_period_ms))],
+    },
+    Family {
         name: "traffic_cop_consecutive_failures",
         kind: Kind::Gauge,
         unit: None,

@@ -38,6 +38,9 @@ pub struct TickReport {
     pub previous_abandoned: bool,
     /// Why it skipped, or what the job found.
     pub detail: String,
+    /// The settings name a schedule: a run is for a due time.
+    #[serde(skip)]
+    pub scheduled: bool,
 }
 
 impl TickReport {
@@ -56,6 +59,7 @@ impl TickReport {
             manual_by: None,
             previous_abandoned: false,
             detail,
+            scheduled: !settings.schedule.trim().is_empty(),
         }
     }
 
@@ -73,7 +77,11 @@ impl TickReport {
         serde_json::to_string(self).unwrap_or_default()
     }
 
+    /// The line for people. It names the due time the decision is about (a manual run: who
+    /// asked), never the tick that woke the replica: a frozen replica's late tick can run a
+    /// later due time than its own.
     pub fn line(&self) -> String {
+        let holder = &self.holder;
         match self.fencing_token {
             Some(token) => {
                 let took_over =
@@ -84,17 +92,24 @@ impl TickReport {
                     }
                     _ => String::new(),
                 };
-                let manual = match &self.manual_by {
-                    Some(by) => format!(" (run now, asked by {by})"),
-                    None => String::new(),
+                let what = match (&self.manual_by, &self.due_at) {
+                    (Some(by), _) => format!("ran the manual run asked by {by}"),
+                    (None, Some(due)) if self.scheduled => format!("ran for the due time {due}"),
+                    (None, _) => "ran".to_string(),
                 };
                 format!(
-                    "[{}] ran with fencing token {token}{took_over}{caught_up}{manual}: {}",
-                    self.holder, self.detail
+                    "[{holder}] {what} with fencing token {token}{took_over}{caught_up}: {}",
+                    self.detail
                 )
             }
-            None if self.decision == "error" => format!("[{}] error: {}", self.holder, self.detail),
-            None => format!("[{}] skipped: {}", self.holder, self.detail),
+            None if self.decision == "error" => format!("[{holder}] error: {}", self.detail),
+            None => match (&self.due_at, self.reason) {
+                // A not-due skip names the next due time in its detail; it skips none.
+                (Some(due), Some(reason)) if reason != "not-due" => {
+                    format!("[{holder}] skipped the due time {due}: {}", self.detail)
+                }
+                _ => format!("[{holder}] skipped: {}", self.detail),
+            },
         }
     }
 
@@ -148,9 +163,10 @@ impl TickReport {
                     "the previous tick of this replica is still working (lease held by {} until it completes or expires)",
                     settings.holder
                 );
-                skip("held-by-other", None, detail)
+                skip("held-by-other", held.due_at_ms, detail)
             }
             SkipReason::HeldByOther(held) => {
+                let due = held.due_at_ms;
                 let detail = match (held.holder, held.since_ms) {
                     (Some(by), Some(since)) => format!("held by {by}, running since {}", at(since)),
                     (Some(by), None) => format!("held by {by}"),
@@ -158,7 +174,7 @@ impl TickReport {
                     // flight, or a run closing): nobody can be named.
                     (None, _) => "held by another replica whose run is not recorded yet".into(),
                 };
-                skip("held-by-other", None, detail)
+                skip("held-by-other", due, detail)
             }
             SkipReason::AlreadyRan(ran) => {
                 let by = ran.holder.unwrap_or_else(|| "a holder the record does not name".into());
@@ -198,8 +214,13 @@ impl TickReport {
             }
             SkipReason::ScheduleConflict(conflict) => {
                 let detail = format!(
-                    "schedule conflict: the lock runs on {}, which is kept; this replica's is {}",
-                    conflict.recorded, conflict.ours
+                    "deferring to the newer schedule {} (on this lock since {}): this replica's \
+                     {} is being replaced; if no replica with the newer schedule ticks again, \
+                     this one takes over at {}",
+                    conflict.newer,
+                    at(conflict.since_ms),
+                    conflict.ours,
+                    at(conflict.until_ms)
                 );
                 skip("schedule-conflict", None, detail)
             }

@@ -51,8 +51,7 @@ pub fn lease_component() -> PathBuf {
 /// its `hold` on Spin 4 (harness/hold-job), checked against their sources.
 pub fn async_components() -> (PathBuf, PathBuf) {
     let root = crate::repo_root();
-    let lease = app_wasm("traffic_cop_async");
-    assert_fresh(&lease, &[root.join("src"), root.join("wit"), root.join("async/Cargo.toml")]);
+    let lease = async_lease();
     let job = app_wasm("hold_job");
     assert_fresh(
         &job,
@@ -86,7 +85,46 @@ pub fn wrapped_job(kind: &str) -> PathBuf {
     job
 }
 
-/// Fails when the components `spin up` would load are missing or older than their sources.
+/// Fails when the components `spin up` of spin.toml loads are missing or older than their
+/// sources: the lease component, the cron component (`async_cron`: the async one and its lease
+/// component, as spin.toml's `# async:` lines take them) and the HTTP component. What the demo
+/// runs, and nothing it does not.
+pub fn assert_app_components(async_cron: bool) {
+    let root = crate::repo_root();
+    lease_component();
+    let cron = if async_cron {
+        async_lease();
+        "cron-job-async"
+    } else {
+        "cron-job"
+    };
+    for app in [cron, "http-job"] {
+        assert_app_fresh(&root, app);
+    }
+}
+
+fn assert_app_fresh(root: &Path, app: &str) {
+    assert_fresh(
+        &app_wasm(&app.replace('-', "_")),
+        &[
+            root.join("apps/shared/src"),
+            root.join("apps/wit"),
+            root.join("apps").join(app).join("src"),
+        ],
+    );
+}
+
+/// The async lease component (guard@0.4.0, WASI 0.3: async/Cargo.toml), checked against its
+/// sources.
+fn async_lease() -> PathBuf {
+    let root = crate::repo_root();
+    let lease = app_wasm("traffic_cop_async");
+    assert_fresh(&lease, &[root.join("src"), root.join("wit"), root.join("async/Cargo.toml")]);
+    lease
+}
+
+/// Fails when any component of the app (every cron component, wrapper and the async lease
+/// component the tests load) is missing or older than its sources.
 pub fn assert_app_built() {
     lease_component();
     let root = crate::repo_root();
@@ -102,14 +140,7 @@ pub fn assert_app_built() {
         "http-wrapper-async",
     ];
     for app in apps {
-        assert_fresh(
-            &app_wasm(&app.replace('-', "_")),
-            &[
-                root.join("apps/shared/src"),
-                root.join("apps/wit"),
-                root.join("apps").join(app).join("src"),
-            ],
-        );
+        assert_app_fresh(&root, app);
     }
 }
 

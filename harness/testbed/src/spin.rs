@@ -180,9 +180,16 @@ pub fn manifest_copy_with(dir: &Path, cron_expression: &str, cron: CronComponent
     path
 }
 
-/// Fails when the components Spin would load are missing or older than their sources.
+/// Fails when any of the app's components the tests load is missing or older than its
+/// sources.
 pub fn assert_built() {
     crate::built::assert_app_built()
+}
+
+/// Fails when a component [`manifest_copy_with`] loads with `cron` is missing or older than its
+/// sources; checks nothing else.
+pub fn assert_manifest_built(cron: CronComponent) {
+    crate::built::assert_app_components(cron == CronComponent::Async)
 }
 
 /// A free loopback port (bound, then released for `spin up --listen`).

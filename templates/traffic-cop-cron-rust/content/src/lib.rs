@@ -98,8 +98,13 @@ fn why(reason: SkipReason, zone: Option<&str>) -> String {
         SkipReason::NotDue(not) => format!("not due until {}", shown(not.next_due_ms, zone)),
         SkipReason::Paused(paused) => format!("paused by {}: {}", paused.by, paused.reason),
         SkipReason::ScheduleConflict(conflict) => format!(
-            "the lock runs on {:?}, this replica's schedule is {:?}",
-            conflict.recorded, conflict.ours
+            "deferring to the newer schedule {} (on this lock since {}): this replica's {} is \
+             being replaced; if no replica with the newer schedule ticks again, this one takes \
+             over at {}",
+            conflict.newer,
+            shown(conflict.since_ms, zone),
+            conflict.ours,
+            shown(conflict.until_ms, zone)
         ),
         SkipReason::Error(error) => format!("could not decide: {error:?}"),
     }

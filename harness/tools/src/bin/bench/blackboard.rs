@@ -1,7 +1,8 @@
 //! The blackboard at scale: many workers claiming many items through the component (a fresh
 //! instance per call), against the naive baseline in which each worker tries every item with
 //! `guarded-invoke`. Each round is a new due time: the schedule's phase is moved to the second
-//! the round starts, so the bench need not wait a whole interval between rounds. A start counts
+//! the round starts, so the bench need not wait a whole interval between rounds (each round's
+//! schedule is a newer one, which wins at once: see the guard's `schedules`). A start counts
 //! for the due time up to a skew tolerance before it (a quarter of the interval), so the steady
 //! rounds use a 400 s interval and begin at least that tolerance after their container's last
 //! claim.
@@ -53,7 +54,17 @@ pub struct Round {
 }
 
 impl Round {
-    pub fn print(&self, label: &str) {
+    /// Prints the round's row, or stops the benchmark when the round did not claim every item:
+    /// its rates would describe part of a round (a round that claims nothing measures nothing).
+    pub fn print(&self, label: &str, items: usize) {
+        if self.claimed != items {
+            eprintln!(
+                "blackboard {label}: the round claimed {} of {items} items, so its figures \
+                 cannot be measured; the benchmark stops here",
+                self.claimed
+            );
+            std::process::exit(1);
+        }
         let claimed = self.claimed.max(1) as f64;
         println!(
             "  {label:<30} {:>7} {:>9.0} {:>10.2} {:>8} {:>7.1} % {:>9.2}",

@@ -165,7 +165,9 @@ fn main() {
     );
     split::breakdown(&lock, cycles);
 
-    let size = std::fs::metadata(wasm_path()).map(|m| m.len()).unwrap_or(0);
+    let size = std::fs::metadata(wasm_path())
+        .unwrap_or_else(|e| panic!("cannot measure {}: {e}", wasm_path().display()))
+        .len();
     println!("\nrelease traffic_cop.wasm       {size} bytes ({} KiB)", size / 1024);
     instantiation();
     takeover(&connection_string);
@@ -285,7 +287,7 @@ fn blackboard(azurite_port: u16, items: usize) {
             };
             let shape = (WORKERS, *strategy, interval);
             round(&proxies, location, list, shape, last_claim)
-                .print(&format!("{name}, {}, {label}", list.len()));
+                .print(&format!("{name}, {}, {label}", list.len()), list.len());
         }
     }
     println!(
@@ -298,7 +300,9 @@ fn ms(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
 }
 
+/// A percentile of what was measured; a figure with no samples stops the benchmark.
 fn percentile(samples: &[f64], p: f64) -> f64 {
+    assert!(!samples.is_empty(), "a figure with no samples cannot be printed");
     let mut sorted = samples.to_vec();
     sorted.sort_by(|a, b| a.total_cmp(b));
     let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;

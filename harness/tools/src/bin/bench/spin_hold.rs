@@ -230,7 +230,12 @@ fn measure(
         .iter()
         .filter(|(_, h)| h.to_ascii_lowercase().contains("x-ms-lease-action: renew"))
         .count();
-    let gap = lease_calls.windows(2).map(|w| w[1].0 - w[0].0).max().unwrap_or(0);
+    let gap = lease_calls.windows(2).map(|w| w[1].0 - w[0].0).max().unwrap_or_else(|| {
+        panic!(
+            "{name}: the leader's proxy saw {} lease calls, no gap to measure",
+            lease_calls.len()
+        )
+    });
     // From the acquire the leader's proxy passed: the trigger's delay and the first
     // instance's start are the first tick's, not the run's.
     let acquired = lease_calls

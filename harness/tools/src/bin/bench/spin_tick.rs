@@ -165,8 +165,9 @@ fn measure(
     let (leader, follower) = (&leader[1.min(leader.len())..], &follower[1.min(follower.len())..]);
     for (name, samples) in [("leader (run, job, complete)", leader), ("follower (skip)", follower)]
     {
+        assert!(!samples.is_empty(), "{}: no {name} tick decided as expected", setup.label);
         let times: Vec<f64> = samples.iter().map(|s| s.0).collect();
-        let trips = samples.iter().map(|s| s.1).sum::<u64>() as f64 / samples.len().max(1) as f64;
+        let trips = samples.iter().map(|s| s.1).sum::<u64>() as f64 / samples.len() as f64;
         println!(
             "  {:<58} {:>6} {:>11.2} {:>10.2} {trips:>12.1}",
             format!("{}: {name}", setup.label),
