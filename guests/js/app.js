@@ -8,7 +8,7 @@
 // whose `payload` is the WIT error.
 
 import { board, complete, guardedInvoke, keepAlive, pause, resume, runNow } from 'traffic-cop:lease/guard@0.3.0';
-import { describe, iso, json, line, skipDetail } from './decisions.js';
+import { describe, iso, json, line, skipDetail, skipDueMs } from './decisions.js';
 import { bearerMatches, parameters, respond } from './http_io.js';
 import { lockOf, optionsOf, setting, settings, unscheduled, whole } from './settings.js';
 
@@ -49,9 +49,14 @@ async function tick(s) {
   const report = { holder: s.holder, decision: 'skip', skip: null, fencing_token: null, previous_abandoned: false };
   Object.assign(report, { manual_by: null, missed: null, late_by_ms: null, detail: '' });
   const decision = guardedInvoke(lockOf(s), optionsOf(s));
-  if (decision.tag === 'skip') return Object.assign(report, { skip: decision.val.tag, detail: skipDetail(s, decision.val) });
+  if (decision.tag === 'skip') {
+    const due = skipDueMs(decision.val);
+    const dueAt = due === null ? null : iso(due);
+    return Object.assign(report, { skip: decision.val.tag, detail: skipDetail(s, decision.val), due_at: dueAt });
+  }
   const ticket = decision.val;
   Object.assign(report, {
+    due_at: unscheduled() ? null : iso(ticket.pastDue.dueAtMs),
     decision: 'run',
     fencing_token: Number(ticket.fencingToken),
     previous_abandoned: ticket.previousAbandoned,

@@ -43,12 +43,20 @@ export function skipDetail(s, reason) {
   }
 }
 
-// The line the Rust apps print for a tick (`TickReport::line`).
+// The due time a skip is about, when its reason names one (not-due names the next).
+export const skipDueMs = (reason) => (reason.tag === 'not-due' ? null : (reason.val?.dueAtMs ?? null));
+
+// The line the Rust apps print for a tick (`TickReport::line`): it names the due time the
+// decision is about, never the tick that woke the replica.
 export function line(r) {
   if (r.fencing_token === null && r.decision === 'error') return `[${r.holder}] error: ${r.detail}`;
-  if (r.fencing_token === null) return `[${r.holder}] skipped: ${r.detail}`;
+  if (r.fencing_token === null) {
+    return `[${r.holder}] ${r.due_at ? `skipped the due time ${r.due_at}` : 'skipped'}: ${r.detail}`;
+  }
   const tookOver = r.previous_abandoned ? ' (took over an abandoned run)' : '';
-  const manual = r.manual_by ? ` (manual run asked by ${r.manual_by})` : '';
   const caughtUp = r.missed > 0 ? ` (caught up ${r.missed} missed due times)` : '';
-  return `[${r.holder}] ran with fencing token ${r.fencing_token}${tookOver}${manual}${caughtUp}: ${r.detail}`;
+  const what = r.manual_by
+    ? `ran the manual run asked by ${r.manual_by}`
+    : r.due_at ? `ran for the due time ${r.due_at}` : 'ran';
+  return `[${r.holder}] ${what} with fencing token ${r.fencing_token}${tookOver}${caughtUp}: ${r.detail}`;
 }

@@ -13,7 +13,7 @@
 
 import { complete, guardedInvoke, showTime } from 'traffic-cop:lease/guard@0.3.0';
 import { ResponseOutparam } from 'wasi:http/types@0.2.0';
-import { describe, iso, json, line, skipDetail } from './decisions.js';
+import { describe, iso, json, line, skipDetail, skipDueMs } from './decisions.js';
 import { respond } from './http_io.js';
 import { lockOf, optionsOf, setting, settings, whole } from './settings.js';
 
@@ -58,6 +58,8 @@ async function tick(s, maxJob, call) {
   const decision = guardedInvoke(lockOf(s), optionsOf(s));
   if (decision.tag === 'skip') {
     Object.assign(report, { reason: decision.val.tag, detail: skipDetail(s, decision.val) });
+    const due = skipDueMs(decision.val);
+    Object.assign(report, { due_at_ms: due, due_at: due === null ? null : shown(due) });
     return [report, 200];
   }
   const ticket = decision.val;

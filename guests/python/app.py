@@ -15,7 +15,7 @@ from wit_world import exports
 from wit_world.imports import guard, lease
 from wit_world.imports.types import Method_Post
 
-from decisions import describe, iso, line, now_ms, skip_detail, tag
+from decisions import describe, iso, line, now_ms, skip_detail, skip_due_ms, tag
 from http_io import bearer_matches, parameters, respond
 from settings import Settings, setting, unscheduled, whole
 
@@ -56,9 +56,12 @@ def tick(settings):
     if isinstance(decision, guard.Decision_Skip):
         report["skip"] = tag(decision.value, "SkipReason_")
         report["detail"] = skip_detail(settings, decision.value)
+        due = skip_due_ms(decision.value)
+        report["due_at"] = iso(due) if due is not None else None
         return report
     ticket = decision.value
     report.update(
+        due_at=iso(ticket.past_due.due_at_ms) if not unscheduled() else None,
         decision="run",
         fencing_token=ticket.fencing_token,
         previous_abandoned=ticket.previous_abandoned,

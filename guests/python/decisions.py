@@ -67,17 +67,29 @@ def skip_detail(settings, reason):
     return f"could not decide: {describe(why)}"
 
 
+def skip_due_ms(reason):
+    """The due time a skip is about, when its reason names one (not-due names the next)."""
+    due = getattr(reason.value, "due_at_ms", None)
+    return due if not isinstance(reason, guard.SkipReason_NotDue) else None
+
+
 def line(report):
-    """The line the Rust apps print for a tick (`TickReport::line`)."""
+    """The line the Rust apps print for a tick (`TickReport::line`): it names the due time the
+    decision is about, never the tick that woke the replica."""
+    holder, due = report["holder"], report.get("due_at")
     if report["fencing_token"] is None and report["decision"] == "error":
-        return f"[{report['holder']}] error: {report['detail']}"
+        return f"[{holder}] error: {report['detail']}"
     if report["fencing_token"] is None:
-        return f"[{report['holder']}] skipped: {report['detail']}"
+        skipped = f"skipped the due time {due}" if due else "skipped"
+        return f"[{holder}] {skipped}: {report['detail']}"
     took_over = " (took over an abandoned run)" if report["previous_abandoned"] else ""
-    manual = f" (manual run asked by {report['manual_by']})" if report["manual_by"] else ""
     missed = report["missed"] or 0
     caught_up = f" (caught up {missed} missed due times)" if missed > 0 else ""
+    if report["manual_by"]:
+        what = f"ran the manual run asked by {report['manual_by']}"
+    else:
+        what = f"ran for the due time {due}" if due else "ran"
     return (
-        f"[{report['holder']}] ran with fencing token {report['fencing_token']}"
-        f"{took_over}{manual}{caught_up}: {report['detail']}"
+        f"[{holder}] {what} with fencing token {report['fencing_token']}"
+        f"{took_over}{caught_up}: {report['detail']}"
     )

@@ -19,7 +19,7 @@ from componentize_py_types import Err, Ok
 from wit_world.imports import guard
 from wit_world.imports.types import ResponseOutparam
 
-from decisions import describe, iso, line, now_ms, skip_detail, tag
+from decisions import describe, iso, line, now_ms, skip_detail, skip_due_ms, tag
 from http_io import respond
 from settings import Settings, setting, whole
 
@@ -70,6 +70,8 @@ def tick(settings, max_job, call):
     if isinstance(decision, guard.Decision_Skip):
         report.update(reason=tag(decision.value, "SkipReason_"))
         report["detail"] = skip_detail(settings, decision.value)
+        due = skip_due_ms(decision.value)
+        report.update(due_at_ms=due, due_at=shown(due) if due is not None else None)
         return report, 200
     ticket, due = decision.value, decision.value.past_due
     report.update(decision="run", fencing_token=ticket.fencing_token, due_at_ms=due.due_at_ms)

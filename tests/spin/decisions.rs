@@ -31,7 +31,7 @@ pub fn decisions(node: &Node) -> Vec<Decision> {
         .lines()
         .filter_map(|l| {
             let (tick, report) = traffic_cop_testbed::tick_line(l)?;
-            let token = report.split(" ran with fencing token ").nth(1)?;
+            let token = report.split(" with fencing token ").nth(1)?;
             let token = token.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()?;
             Some((token, tick))
         })

@@ -18,6 +18,7 @@ mod prometheus;
 mod real_spin;
 mod registry;
 mod schedule_change;
+mod schedule_deploy;
 mod story_checks;
 mod templates;
 mod wrapped_app;
@@ -33,6 +34,7 @@ pub fn tests() -> Vec<traffic_cop_testbed::runner::Test> {
         real_spin::tests(),
         prometheus::tests(),
         schedule_change::tests(),
+        schedule_deploy::tests(),
         chaos::tests(),
         guests::tests(),
         operator::tests(),

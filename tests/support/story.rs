@@ -170,17 +170,23 @@ pub struct Tick {
     pub trips: Option<u64>,
 }
 
-/// Parses what `TickReport::line` prints: `[holder] ran with fencing token N (took over an
-/// abandoned run): detail` or `[holder] skipped: detail`.
+/// Parses what `TickReport::line` prints: `[holder] ran for the due time <ISO 8601> with
+/// fencing token N (took over an abandoned run): detail`, `[holder] skipped the due time <ISO
+/// 8601>: detail` or `[holder] skipped: detail`.
 pub fn parse_report(at: u64, node: usize, line: &str) -> Option<Tick> {
     let (holder, rest) = line.strip_prefix('[')?.split_once("] ")?;
-    let (token, took_over, detail) = if let Some(ran) = rest.strip_prefix("ran with fencing token ")
-    {
+    let (token, took_over, detail) = if let Some(ran) = rest.strip_prefix("ran") {
+        let (_, ran) = ran.split_once("with fencing token ")?;
         let (head, detail) = ran.split_once(": ")?;
         let token = head.split(' ').next()?.parse().ok()?;
         (Some(token), head.contains("took over an abandoned run"), detail)
     } else {
-        (None, false, rest.strip_prefix("skipped: ")?)
+        let skipped = rest.strip_prefix("skipped")?;
+        let detail = match skipped.strip_prefix(" the due time ") {
+            Some(rest) => rest.split_once(": ")?.1,
+            None => skipped.strip_prefix(": ")?,
+        };
+        (None, false, detail)
     };
     let (holder, detail) = (holder.to_string(), detail.to_string());
     Some(Tick { at, node, holder, token, took_over, detail, wall_ms: None, trips: None })
@@ -316,7 +322,8 @@ pub fn blob_metadata(container: &str) -> (LeaseState, BTreeMap<String, String>) 
     (status.state, status.metadata.into_iter().collect())
 }
 
-/// Every `cron tick <at>: <report>` line the replicas have logged so far, parsed.
+/// Every `woken by the cron tick of <at>: <report>` line the replicas have logged so far,
+/// parsed.
 pub fn logged_ticks(nodes: &[Node]) -> Vec<Tick> {
     let mut ticks: Vec<Tick> = nodes
         .iter()

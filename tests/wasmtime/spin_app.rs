@@ -210,15 +210,18 @@ fn cron_replicas_run_the_job_once_per_interval() {
             cron.cron_tick(&vars, 1_700_000_000, None).unwrap()
         })
         .collect();
+    // The tick woke the replica; the line names the due time it ran for (this minute's, by
+    // the storage service's clock), not the tick.
     assert!(
         printed[0].contains(
-            "cron tick 2023-11-14T22:13:20Z: [replica-0] ran with fencing token 1: janitor report"
-        ),
+            "woken by the cron tick of 2023-11-14T22:13:20Z: [replica-0] ran for the due time 20"
+        ) && printed[0].contains(":00Z with fencing token 1: janitor report"),
         "{printed:?}"
     );
     for later in &printed[1..] {
         assert!(
-            later.contains("skipped: already ran for the due time")
+            later.contains("skipped the due time 20")
+                && later.contains(":00Z: already ran for the due time")
                 && later.contains(": the run replica-0 started at "),
             "{printed:?}"
         );
@@ -303,12 +306,16 @@ fn an_overlapping_tick_of_the_same_replica_says_its_previous_tick_is_still_worki
     }
     let second = cron.cron_tick(&vars, 1_700_000_001, None).unwrap();
     assert!(
-        second.contains("[solo] skipped: the previous tick of this replica is still working")
-            && !second.contains("skipped: held by"),
+        second.contains("[solo] skipped the due time ")
+            && second.contains(": the previous tick of this replica is still working")
+            && !second.contains("held by solo"),
         "{second}"
     );
     let first = first.join().unwrap().unwrap();
-    assert!(first.contains("[solo] ran with fencing token 1"), "{first}");
+    assert!(
+        first.contains("[solo] ran for the due time ") && first.contains(" with fencing token 1: "),
+        "{first}"
+    );
 }
 
 pub fn tests() -> Vec<Test> {

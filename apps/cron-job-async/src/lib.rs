@@ -14,7 +14,7 @@ export!(CronJob);
 
 impl Guest for CronJob {
     async fn handle_cron_event(metadata: Metadata) -> Result<(), Error> {
-        let prefix = format!("cron tick {}: ", traffic_cop_app::tick_time(metadata.timestamp));
+        let prefix = traffic_cop_app::woken_by_cron(metadata.timestamp);
         // As `cron-job`: misconfiguration fails the event, naming the variable to fix.
         let settings = Settings::for_event().map_err(|bad| {
             eprintln!("{prefix}error: {bad}");

@@ -10,7 +10,7 @@ export!(CronJob);
 
 impl Guest for CronJob {
     fn handle_cron_event(metadata: Metadata) -> Result<(), Error> {
-        let prefix = format!("cron tick {}: ", traffic_cop_app::tick_time(metadata.timestamp));
+        let prefix = traffic_cop_app::woken_by_cron(metadata.timestamp);
         // Misconfiguration fails the event (trigger-cron logs it) and is said on stderr,
         // naming the variable to fix; a skip is a normal outcome.
         let settings = traffic_cop_app::Settings::for_event().map_err(|bad| {

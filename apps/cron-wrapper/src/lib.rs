@@ -17,7 +17,7 @@ export!(Wrapper);
 
 impl Guest for Wrapper {
     fn handle_cron_event(metadata: Metadata) -> Result<(), Error> {
-        let prefix = format!("cron tick {}: ", traffic_cop_app::tick_time(metadata.timestamp));
+        let prefix = traffic_cop_app::woken_by_cron(metadata.timestamp);
         let settings = Settings::from_wasi_config().map_err(|bad| {
             eprintln!("{prefix}error: {bad}");
             Error::Other(bad.to_string())

@@ -36,9 +36,10 @@ pub use traffic_cop::lease0_2_0::identity;
 pub use traffic_cop::lease0_3_0::guard;
 pub use traffic_cop::lease0_4_0::guard as guard_v4;
 
-/// A trigger's tick time (Unix seconds) as people read it: ISO 8601 in UTC.
-pub fn tick_time(unix_seconds: u64) -> String {
-    words::utc(Some(unix_seconds.saturating_mul(1000)))
+/// What a cron component's lines start with: the trigger's tick (Unix seconds, in ISO 8601
+/// UTC) as what woke the replica, never as what ran. The line after it names the due time.
+pub fn woken_by_cron(unix_seconds: u64) -> String {
+    format!("woken by the cron tick of {}: ", words::utc(Some(unix_seconds.saturating_mul(1000))))
 }
 
 impl Settings {

@@ -4,7 +4,7 @@
 
 use crate::guard::Outcome;
 use crate::holding::{completed, run_holding, Holding};
-use crate::{tick_time, Grant, Settings};
+use crate::{woken_by_cron, Grant, Settings};
 use std::future::Future;
 
 /// `call` gets the settings and the run's grant; `reason` reads a failure's text from the
@@ -18,7 +18,7 @@ pub async fn cron_wrapped<F, E>(
 where
     F: Future<Output = Result<(), E>>,
 {
-    let prefix = format!("cron tick {}: ", tick_time(timestamp));
+    let prefix = woken_by_cron(timestamp);
     let settings = Settings::from_wasi_config().map_err(|bad| {
         eprintln!("{prefix}error: {bad}");
         bad.to_string()

@@ -121,9 +121,15 @@ fn run(found: Found) {
         for (i, replica) in replicas.iter().enumerate() {
             let log = replica.log("cron-job");
             for line in log.lines().skip(shown[i]) {
-                // "cron tick <ISO 8601 time>: <report>", printed when the tick is done.
-                let (at, report) = traffic_cop_testbed::tick_line(line).unwrap_or((0, line));
-                say(&replica.name, &format!("tick {} {report}", clock(at)));
+                // "woken by the cron tick of <ISO 8601>: <report>", printed when the tick is done;
+                // the report names the due time.
+                let Some((at, report)) = traffic_cop_testbed::tick_line(line) else {
+                    say(&replica.name, line);
+                    continue;
+                };
+                // The replica's column names it: its report's own `[holder] ` goes.
+                let body = report.split_once("] ").map_or(report, |(_, body)| body);
+                say(&replica.name, &format!("{body} (woken by the cron tick of {})", clock(at)));
                 if line.contains("took over an abandoned run") {
                     took_over_at.get_or_insert_with(Instant::now);
                 }

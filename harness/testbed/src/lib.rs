@@ -37,12 +37,17 @@ pub const EMULATOR_KEY_B64: &str =
     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
 /// Whole seconds since the Unix epoch.
-/// A cron component's tick line, `cron tick 2026-11-26T12:47:00Z: <report>`: the tick's Unix
-/// second and the report.
+/// A cron component's line, `woken by the cron tick of 2026-11-26T12:47:00Z: <report>`: the
+/// tick's Unix second and the report (which names the due time it is about).
 pub fn tick_line(line: &str) -> Option<(u64, &str)> {
-    let (at, report) = line.strip_prefix("cron tick ")?.split_once(": ")?;
-    let at = chrono::DateTime::parse_from_rfc3339(at).ok()?.timestamp();
-    Some((u64::try_from(at).ok()?, report))
+    let (at, report) = line.strip_prefix("woken by the cron tick of ")?.split_once(": ")?;
+    Some((unix_of_iso(at)?, report))
+}
+
+/// An ISO 8601 time with its offset (`2026-11-26T12:47:00Z`, `…T13:47:00+01:00`) as a Unix
+/// second.
+pub fn unix_of_iso(iso: &str) -> Option<u64> {
+    u64::try_from(chrono::DateTime::parse_from_rfc3339(iso).ok()?.timestamp()).ok()
 }
 
 pub fn unix_secs() -> u64 {

@@ -85,7 +85,7 @@ pub fn run(line: &str, spin: PathBuf, data: PathBuf, label: &str) -> CronStory {
     CronStory { line: line.to_string(), ticks, killed, nodes }
 }
 
-/// `cron tick <timestamp>: <report>` lines of one replica's cron-job log.
+/// `woken by the cron tick of <timestamp>: <report>` lines of one replica's cron-job log.
 fn log_lines(log: &str) -> Vec<(u64, &str)> {
     log.lines().filter_map(traffic_cop_testbed::tick_line).collect()
 }

@@ -91,9 +91,12 @@ fn the_printed_lines_check_refuses_disagreements() {
     };
     let ticks = vec![run("a", 1), run("c", 3)];
     let line = |holder: &str, token: u64| {
-        format!("http tick: [{holder}] ran with fencing token {token}: python job: 1 locks")
+        format!(
+            "http tick: [{holder}] ran for the due time 2026-11-27T10:00:0{token}Z with fencing \
+             token {token}: python job: 1 locks"
+        )
     };
-    let skip = "http tick: [b] skipped: held by a".to_string();
+    let skip = "http tick: [b] skipped the due time 2026-11-27T10:00:01Z: held by a".to_string();
     let good = vec![line("a", 1), skip.clone(), line("c", 3)];
     drive::check_printed(&ticks, &good);
     let missing = vec![line("a", 1), skip.clone()];

@@ -184,7 +184,7 @@ pub fn pause_resume_and_run_now(language: &str, wasm: &Path) {
     let run = one_run(&manual, "the tick after run-now");
     assert_eq!((&run["fencing_token"], &run["manual_by"]), (&3.into(), &"ops".into()), "{run}");
     let printed: String = manual.iter().map(|(_, p)| p.as_str()).collect();
-    assert!(printed.contains("ran with fencing token 3 (manual run asked by ops)"), "{printed}");
+    assert!(printed.contains("ran the manual run asked by ops with fencing token 3"), "{printed}");
     // Still inside the due time that ran before the manual run: it stays run.
     let (again, _) = report(replicas.run(1));
     assert!(unix_secs() < first + 3 * PERIOD, "the checks outlasted the due time: too slow");

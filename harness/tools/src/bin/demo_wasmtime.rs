@@ -74,7 +74,8 @@ fn main() {
                         None => {}
                     }
                     match app.cron_tick(&variables, at, Some(kill.clone())) {
-                        // The component prints "cron tick <ISO 8601 time>: <report>"; show the report.
+                        // The component prints "woken by the cron tick of <ISO 8601>: <report>"; show the
+                        // report, which names the due time.
                         Ok(printed) => printed.lines().for_each(|line| {
                             say(&name, line.split_once(": ").map_or(line, |(_, r)| r))
                         }),

@@ -1,6 +1,8 @@
 //! The chaos run's judge: the replicas' reports and the fenced store, read back at the end.
 //!
-//! - at most one run per scheduled tick (the cron event's second, the same on every replica);
+//! - at most one run per due time (each run's line names it; a manual run is one per request
+//!   and names none): a replica held up past its tick (SIGSTOP, a partition) runs the due time
+//!   of the moment it is granted, not its tick's;
 //! - fencing tokens unique and increasing in the order they were granted, where the logs prove
 //!   that order (a tick's second, and when its line was first read);
 //! - the store's history (every accepted result appends itself, under fencing) strictly
@@ -38,12 +40,23 @@ pub fn check(reports: &[Report], store: Option<&Store>) -> Vec<String> {
     let mut violations = Vec::new();
     let mut runs: Vec<&Report> = reports.iter().filter(|r| r.token.is_some()).collect();
     runs.sort_by_key(|r| (r.at, r.token));
-    let mut per_tick: BTreeMap<u64, Vec<&Report>> = BTreeMap::new();
-    runs.iter().for_each(|r| per_tick.entry(r.at).or_default().push(r));
-    for (at, ran) in per_tick.iter().filter(|(_, ran)| ran.len() > 1) {
-        let who: Vec<String> =
-            ran.iter().map(|r| format!("{} token {:?}", r.holder, r.token)).collect();
-        violations.push(format!("tick {at}: {} runs ({})", ran.len(), who.join(", ")));
+    let mut per_due: BTreeMap<u64, Vec<&Report>> = BTreeMap::new();
+    for run in &runs {
+        match (run.due, &run.manual_by) {
+            (Some(due), None) => per_due.entry(due).or_default().push(run),
+            (None, Some(_)) => {}
+            _ => violations.push(format!(
+                "{} token {:?} (tick {}): a scheduled run whose line names no due time",
+                run.holder, run.token, run.at
+            )),
+        }
+    }
+    for (due, ran) in per_due.iter().filter(|(_, ran)| ran.len() > 1) {
+        let who: Vec<String> = ran
+            .iter()
+            .map(|r| format!("{} token {:?} woken at {}", r.holder, r.token, r.at))
+            .collect();
+        violations.push(format!("due time {due}: {} runs ({})", ran.len(), who.join(", ")));
     }
     let mut seen = BTreeSet::new();
     for run in &runs {
@@ -131,11 +144,11 @@ mod tests {
     #[test]
     fn the_checker_catches_every_kind_of_violation() {
         let good = reports(&[
-            "cron tick 1970-01-01T00:00:02Z: [a] ran with fencing token 1: j; result written with token 1",
-            "cron tick 1970-01-01T00:00:02Z: [b] skipped: already ran this interval (a)",
-            "cron tick 1970-01-01T00:00:04Z: [a] ran with fencing token 2: j; result written with token 2",
-            "cron tick 1970-01-01T00:00:06Z: [b] ran with fencing token 3: j; result write refused: stale fencing token 3 < 4",
-            "cron tick 1970-01-01T00:00:08Z: [c] ran with fencing token 4: j; result written with token 4",
+            "woken by the cron tick of 1970-01-01T00:00:02Z: [a] ran for the due time 1970-01-01T00:00:02Z with fencing token 1: j; result written with token 1",
+            "woken by the cron tick of 1970-01-01T00:00:02Z: [b] skipped the due time 1970-01-01T00:00:02Z: already ran (a)",
+            "woken by the cron tick of 1970-01-01T00:00:04Z: [a] ran for the due time 1970-01-01T00:00:04Z with fencing token 2: j; result written with token 2",
+            "woken by the cron tick of 1970-01-01T00:00:06Z: [b] ran for the due time 1970-01-01T00:00:06Z with fencing token 3: j; result write refused: stale fencing token 3 < 4",
+            "woken by the cron tick of 1970-01-01T00:00:08Z: [c] ran for the due time 1970-01-01T00:00:08Z with fencing token 4: j; result written with token 4",
         ]);
         let store = |tokens: &[u64]| Store {
             fencing_token: *tokens.last().unwrap(),
@@ -145,8 +158,10 @@ mod tests {
         // Keeping only the last entries is fine.
         assert!(check(&good, Some(&store(&[2, 4]))).is_empty());
         let mut twice = good.clone();
-        twice[1] =
-            parse_line("cron tick 1970-01-01T00:00:02Z: [b] ran with fencing token 9: j").unwrap();
+        twice[1] = parse_line(
+            "woken by the cron tick of 1970-01-01T00:00:02Z: [b] ran for the due time 1970-01-01T00:00:02Z with fencing token 9: j",
+        )
+        .unwrap();
         assert!(check(&twice, Some(&store(&[1, 2, 4]))).iter().any(|v| v.contains("2 runs")));
         let mut order = good.clone();
         order[2].token = Some(5);
@@ -165,14 +180,42 @@ mod tests {
     }
 
     #[test]
+    fn runs_are_judged_per_due_time_not_per_tick() {
+        // A replica frozen past its tick wakes and runs a later due time than its tick's: the
+        // line names both, and it is no second run of the tick's due time.
+        let same_tick = reports(&[
+            "woken by the cron tick of 1970-01-01T00:00:16Z: [a] ran for the due time 1970-01-01T00:00:16Z with fencing token 74: j",
+            "woken by the cron tick of 1970-01-01T00:00:16Z: [b] ran for the due time 1970-01-01T00:00:46Z with fencing token 85: j (caught up 4 missed due times)",
+        ]);
+        assert_eq!(check(&same_tick, None), Vec::<String>::new());
+        // One due time run by two ticks is two runs of it.
+        let same_due = reports(&[
+            "woken by the cron tick of 1970-01-01T00:00:16Z: [a] ran for the due time 1970-01-01T00:00:16Z with fencing token 74: j",
+            "woken by the cron tick of 1970-01-01T00:00:18Z: [b] ran for the due time 1970-01-01T00:00:16Z with fencing token 75: j",
+        ]);
+        let twice = check(&same_due, None);
+        assert!(twice.iter().any(|v| v.starts_with("due time 16: 2 runs")), "{twice:?}");
+        // Manual runs come one per request and name no due time; a scheduled run must name one.
+        let manual = reports(&[
+            "woken by the cron tick of 1970-01-01T00:00:16Z: [a] ran for the due time 1970-01-01T00:00:16Z with fencing token 1: j",
+            "woken by the cron tick of 1970-01-01T00:00:18Z: [b] ran the manual run asked by ana with fencing token 2: j",
+        ]);
+        assert_eq!(check(&manual, None), Vec::<String>::new());
+        let unnamed = reports(&[
+            "woken by the cron tick of 1970-01-01T00:00:16Z: [a] ran with fencing token 1: j",
+        ]);
+        assert!(check(&unnamed, None).iter().any(|v| v.contains("names no due time")));
+    }
+
+    #[test]
     fn a_run_held_up_past_later_ticks_is_judged_by_when_it_was_granted() {
         // CI, 2026-11-24: c's handler for tick 206 was held up by a partition and a SIGSTOP;
         // its grant came after token 7 (tick 234), and its line was first read at 238.
         let mut runs = reports(&[
-            "cron tick 1970-01-01T00:03:14Z: [a] ran with fencing token 1: j",
-            "cron tick 1970-01-01T00:03:26Z: [c] ran with fencing token 8: j",
-            "cron tick 1970-01-01T00:03:32Z: [c] ran with fencing token 3: j",
-            "cron tick 1970-01-01T00:03:54Z: [b] ran with fencing token 7: j",
+            "woken by the cron tick of 1970-01-01T00:03:14Z: [a] ran for the due time 1970-01-01T00:03:14Z with fencing token 1: j",
+            "woken by the cron tick of 1970-01-01T00:03:26Z: [c] ran for the due time 1970-01-01T00:03:56Z with fencing token 8: j",
+            "woken by the cron tick of 1970-01-01T00:03:32Z: [c] ran for the due time 1970-01-01T00:03:32Z with fencing token 3: j",
+            "woken by the cron tick of 1970-01-01T00:03:54Z: [b] ran for the due time 1970-01-01T00:03:54Z with fencing token 7: j",
         ]);
         let seen = [195, 238, 213, 235];
         runs.iter_mut().zip(seen).for_each(|(r, at)| r.seen = Some(at));
