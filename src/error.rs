@@ -114,6 +114,9 @@ pub enum RanOutWhen {
     DuringClaim,
     /// While `hold` renewed it: renewals kept failing until only its margin was left.
     WhileHolding,
+    /// Its instance did not run when a renewal was due (a blocking call in the job, or a frozen
+    /// host), and ran again only past `hold`'s stop line.
+    Blocked,
 }
 
 /// A call that gave up because others kept moving what it reads.

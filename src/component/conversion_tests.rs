@@ -91,6 +91,7 @@ fn guard_0_3_reports_each_local_decision_in_a_case_of_its_own() {
         (RanOutWhen::GrantedTooLate, wit::RanOutWhen::GrantedTooLate),
         (RanOutWhen::DuringClaim, wit::RanOutWhen::DuringClaim),
         (RanOutWhen::WhileHolding, wit::RanOutWhen::WhileHolding),
+        (RanOutWhen::Blocked, wit::RanOutWhen::Blocked),
     ] {
         same(
             V3::error(ran_out(when)),

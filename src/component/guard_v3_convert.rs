@@ -29,6 +29,7 @@ pub(super) fn wit_error(error: Error) -> wit::GuardError {
                 RanOutWhen::GrantedTooLate => wit::RanOutWhen::GrantedTooLate,
                 RanOutWhen::DuringClaim => wit::RanOutWhen::DuringClaim,
                 RanOutWhen::WhileHolding => wit::RanOutWhen::WhileHolding,
+                RanOutWhen::Blocked => wit::RanOutWhen::Blocked,
             },
             message: r.message,
         }),
@@ -289,6 +290,7 @@ fn board_entry(entry: core::BoardEntry) -> wit::BoardEntry {
             missed: record.totals.missed,
             last_success_ms: record.totals.last_success_ms,
             last_failure_ms: record.totals.last_failure_ms,
+            blocked: record.totals.blocked,
         },
     }
 }

@@ -11,9 +11,9 @@ use super::exports::traffic_cop::lease0_4_0::guard::{
 use super::glue::Version;
 use super::guard_v3_convert::{self as convert, V3};
 use super::{client, shared, Component};
-use crate::error::Error;
+use crate::error::{Error, LeaseLoss, RanOutWhen};
 use crate::guard::{self as core, Held};
-use crate::transport::StdRuntime;
+use crate::transport::{Runtime, StdRuntime};
 use crate::wasi_http_async::WasiHttpAsync;
 
 /// A granted run: the caller holds a handle, the lease id, the connection string and the
@@ -80,9 +80,15 @@ impl GuestTicket for GrantedRun {
 
     async fn hold(&self) -> Result<(), v3::GuardError> {
         let mut client = client();
-        core::hold(&mut client, &mut WasiHttpAsync, &self.ticket, &self.held)
-            .await
-            .map_err(convert::wit_error)
+        let held = core::hold(&mut client, &mut WasiHttpAsync, &self.ticket, &self.held).await;
+        if let Err(Error::LeaseLost(LeaseLoss::RanOut(stop))) = &held {
+            if stop.when == RanOutWhen::Blocked {
+                // The job is told to stop and its run is left to the next grant to close as
+                // abandoned: the lock still learns that this one was blocked.
+                core::note_blocked(&mut client, &self.ticket.lock, self.ticket.fencing_token, &stop.message);
+            }
+        }
+        held.map_err(convert::wit_error)
     }
 
     fn keep_alive(&self) -> Result<u64, v3::GuardError> {
@@ -93,8 +99,13 @@ impl GuestTicket for GrantedRun {
 
     fn complete(&self, outcome: v3::Outcome) -> Result<(), v3::GuardError> {
         let ticket = self.open().map_err(convert::wit_error)?;
+        let blocked = self.held.stalled(StdRuntime.monotonic()).is_some();
         // Closed before anything is sent: `hold` renews nothing more.
         self.held.close();
+        if blocked {
+            return core::complete_held(&mut client(), &ticket, &self.held, &V3::outcome(outcome))
+                .map_err(convert::wit_error);
+        }
         shared::complete(ticket, &V3::outcome(outcome)).map_err(convert::wit_error)
     }
 

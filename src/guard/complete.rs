@@ -23,6 +23,17 @@ pub fn complete<T: Transport, R: Runtime>(
     ticket: &Ticket,
     outcome: &Outcome,
 ) -> Result<(), Error> {
+    close(client, ticket, outcome, false)
+}
+
+/// [`complete`], for a run `blocked` or not (its instance could not renew the lease when due:
+/// the lock's totals count it).
+pub(crate) fn close<T: Transport, R: Runtime>(
+    client: &mut LeaseClient<T, R>,
+    ticket: &Ticket,
+    outcome: &Outcome,
+    blocked: bool,
+) -> Result<(), Error> {
     let lock = &ticket.lock;
     let by = lease_ends(ticket, client.runtime());
     let held = InspectHeld { lease_id: ticket.lease_id.clone() };
@@ -49,7 +60,10 @@ pub fn complete<T: Transport, R: Runtime>(
     }
     let stopped_ms = now_ms.max(ticket.started_ms);
     for _ in 0..MAX_MERGES {
-        let closed = record.completed(stopped_ms, outcome);
+        let closed = match blocked {
+            true => record.completed_blocked(stopped_ms, outcome),
+            false => record.completed(stopped_ms, outcome),
+        };
         let write = SetMetadata::new(closed.to_metadata(), Some(ticket.lease_id.clone()), etag)?;
         let error = match client.execute_by(lock, &write, Some(by)) {
             Ok(_) => return release(client, ticket, outcome, by),

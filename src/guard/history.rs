@@ -74,6 +74,9 @@ pub struct Totals {
     pub missed: u64,
     pub last_success_ms: Option<u64>,
     pub last_failure_ms: Option<u64>,
+    /// Runs during which their instance could not renew the lease when due (a blocking call in
+    /// the job, or a frozen host), whether or not another replica took over meanwhile.
+    pub blocked: u64,
 }
 
 /// `runs` (newest first) with `run` in front, cut to what the record keeps.
@@ -163,16 +166,17 @@ pub(super) fn decode(value: &str) -> Vec<PastRun> {
     value.split(';').filter_map(one).take(HISTORY_LEN).collect()
 }
 
-/// `successes:failures:abandoned:missed:last_success:last_failure`.
+/// `successes:failures:abandoned:missed:last_success:last_failure:blocked`.
 pub(super) fn encode_totals(totals: &Totals) -> String {
     format!(
-        "{}:{}:{}:{}:{}:{}",
+        "{}:{}:{}:{}:{}:{}:{}",
         totals.successes,
         totals.failures,
         totals.abandoned,
         totals.missed,
         optional(totals.last_success_ms),
-        optional(totals.last_failure_ms)
+        optional(totals.last_failure_ms),
+        totals.blocked
     )
 }
 
@@ -186,6 +190,7 @@ pub(super) fn decode_totals(value: &str) -> Totals {
         missed: number(3).unwrap_or(0),
         last_success_ms: number(4),
         last_failure_ms: number(5),
+        blocked: number(6).unwrap_or(0),
     }
 }
 

@@ -17,8 +17,15 @@
 //! - When the service says the lease is gone (409 `LeaseIdMismatchWithLeaseOperation`,
 //!   `LeaseNotPresentWithLeaseOperation` and the other lease codes, or 404), it returns that at
 //!   once as `LeaseLost(Service)`.
-//! - A work loop that never yields starves the renewals of its instance: the margin holds
-//!   only while the job awaits.
+//! - A job that blocks its instance (a blocking call, a loop that never yields) starves the
+//!   renewals: the margin holds only while the job awaits. When the instance runs again only
+//!   past the stop line, after a renewal was due, the run is **blocked**: `hold` (or, when the
+//!   work ended first, `complete_held`) says so with the lease's timeline, the run counts as a
+//!   failure, and the lock's totals count it (see `blocked`).
+//!
+//! Every stop says the lease's timeline in wall-clock time: the request that last renewed it
+//! (or granted it), when it could expire, when the job was told to stop, and whether that came
+//! before or after.
 
 use super::Ticket;
 use crate::client::LeaseClient;
@@ -37,6 +44,11 @@ pub struct Held {
     closed: Cell<bool>,
     holding: Cell<bool>,
     renewals: Cell<u32>,
+    plan: HoldPlan,
+    /// While `hold` waits: when it means to run again (monotonic).
+    waking_at: Cell<Option<Duration>>,
+    /// When a renewal was due and when the instance ran again, past the stop line (monotonic).
+    stall: Cell<Option<(Duration, Duration)>>,
 }
 
 impl Held {
@@ -46,6 +58,70 @@ impl Held {
             closed: Cell::new(false),
             holding: Cell::new(false),
             renewals: Cell::new(0),
+            plan: HoldPlan::of(&ticket.options),
+            waking_at: Cell::new(None),
+            stall: Cell::new(None),
+        }
+    }
+
+    /// When `hold` stops and says the lease is lost: its margin before the lease could expire.
+    fn stop_line(&self) -> Duration {
+        self.lease_ends().instant().saturating_sub(self.plan.margin)
+    }
+
+    /// Whether the instance could not run when a renewal was due, as of `now` (monotonic):
+    /// `hold` meant to run before its stop line, and the instance ran again only at or past it.
+    /// The span from when it was due to when the instance ran again, once found.
+    pub fn stalled(&self, now: Duration) -> Option<(Duration, Duration)> {
+        if let Some(stall) = self.stall.get() {
+            return Some(stall);
+        }
+        let due = self.waking_at.get()?;
+        let stop = self.stop_line();
+        (due < stop && now >= stop).then(|| {
+            self.stall.set(Some((due, now)));
+            (due, now)
+        })
+    }
+
+    /// The lease's timeline as of `now` (monotonic), in wall-clock time, for a run that stops
+    /// now: the request that last renewed (or granted) it, when it could expire, when the job
+    /// was told to stop, and, when the instance stalled, from when to when it did not run.
+    pub fn timeline(&self, runtime: &dyn Runtime, now: Duration) -> String {
+        let (wall_now, mono_now) = (runtime.now(), runtime.monotonic());
+        let wall = |at: Duration| {
+            let shown = match at.checked_sub(mono_now) {
+                Some(ahead) => wall_now + ahead,
+                None => wall_now.checked_sub(mono_now - at).unwrap_or(wall_now),
+            };
+            crate::civil::iso8601(super::unix_ms(shown), 0)
+        };
+        let lease = self.plan.lease;
+        let renewed = self.renewed_at(lease);
+        let expires = self.lease_ends().instant();
+        let by = if self.renewals() == 0 { "granted" } else { "last renewed" };
+        let relative = if now < expires {
+            format!("{} before it could expire", super::duration((expires - now).as_millis() as u64))
+        } else {
+            format!("{} after it could expire", super::duration((now - expires).as_millis() as u64))
+        };
+        let lease_line = format!(
+            "the lease ({} s) was {by} by a request sent at {}, so it could expire at {}; the job \
+             was told to stop at {}, {relative}",
+            lease.as_secs(),
+            wall(renewed),
+            wall(expires),
+            wall(now)
+        );
+        match self.stall.get() {
+            Some((due, ran)) => format!(
+                "this instance did not run from {} (a renewal was due) to {} ({}): a blocking \
+                 call in the job, or a host that froze it, kept it from renewing; {lease_line}",
+                wall(due),
+                wall(ran),
+                super::duration(ran.saturating_sub(due).as_millis() as u64)
+            ),
+            None => lease_line,
         }
     }
 
@@ -156,7 +232,7 @@ pub async fn hold<T: Transport, R: Runtime, A: AsyncTransport>(
             "`hold` is already running on this ticket: one call renews it".into(),
         ));
     };
-    let plan = HoldPlan::of(&ticket.options);
+    let plan = held.plan;
     let renew = Renew { lease_id: ticket.lease_id.clone() };
     let mut next = held.renewed_at(plan.lease) + plan.every;
     let mut failures: Vec<Error> = Vec::new();
@@ -164,14 +240,21 @@ pub async fn hold<T: Transport, R: Runtime, A: AsyncTransport>(
         if held.is_closed() {
             return Ok(());
         }
-        let stop = held.lease_ends().instant().saturating_sub(plan.margin);
+        let stop = held.stop_line();
         let now = client.runtime().monotonic();
+        if held.stalled(now).is_some() {
+            return Err(blocked(held, client.runtime(), now));
+        }
         if now >= stop {
-            return Err(ran_out(&plan, &failures));
+            return Err(ran_out(held, client.runtime(), now, &failures));
         }
         let wake = next.min(stop);
         if now < wake {
+            held.waking_at.set(Some(wake));
             link.sleep(wake - now).await;
+            let woke = client.runtime().monotonic();
+            held.stalled(woke);
+            held.waking_at.set(None);
             continue;
         }
         let sent_at = client.runtime().monotonic();
@@ -190,7 +273,10 @@ pub async fn hold<T: Transport, R: Runtime, A: AsyncTransport>(
                 return Err(Error::LeaseLost(LeaseLoss::Service(said)));
             }
             // The stop line passed during the call's retries.
-            Err(Error::LeaseLost(LeaseLoss::RanOut(_))) => return Err(ran_out(&plan, &failures)),
+            Err(Error::LeaseLost(LeaseLoss::RanOut(_))) => {
+                let now = client.runtime().monotonic();
+                return Err(ran_out(held, client.runtime(), now, &failures));
+            }
             Err(other) => {
                 failures.push(other);
                 next = client.runtime().monotonic() + plan.retry_every;
@@ -199,17 +285,27 @@ pub async fn hold<T: Transport, R: Runtime, A: AsyncTransport>(
     }
 }
 
-fn ran_out(plan: &HoldPlan, failures: &[Error]) -> Error {
+fn ran_out(held: &Held, runtime: &dyn Runtime, now: Duration, failures: &[Error]) -> Error {
     let last = match failures.last() {
-        Some(error) => format!("{} failed, the last: {error}", failures.len()),
-        // The renewal's time came and went without this instance running: frozen, starved
-        // by a job that does not yield, or suspended.
-        None => "no renewal could be sent in time: this instance did not run".to_string(),
+        Some(error) => format!("{} renewals failed, the last: {error}", failures.len()),
+        // The renewal's time came and went while the instance ran, but nothing was sent: the
+        // call's own time limits ended first.
+        None => "no renewal could be sent in time".to_string(),
     };
     let message = format!(
-        "the lease could not be renewed ({last}); stopped {} s before it could expire, with \
-         nothing sent after: treat the lease as lost and stop the work",
-        plan.margin.as_secs_f64()
+        "the lease could not be renewed ({last}); {}; nothing was sent after: treat the lease \
+         as lost and stop the work",
+        held.timeline(runtime, now)
     );
     Error::LeaseLost(LeaseLoss::RanOut(RanOut { when: RanOutWhen::WhileHolding, message }))
+}
+
+/// The stop of a run whose instance could not run when a renewal was due.
+pub(crate) fn blocked(held: &Held, runtime: &dyn Runtime, now: Duration) -> Error {
+    let message = format!(
+        "renewals blocked: {}; treat the lease as lost (another replica may have run the job \
+         meanwhile)",
+        held.timeline(runtime, now)
+    );
+    Error::LeaseLost(LeaseLoss::RanOut(RanOut { when: RanOutWhen::Blocked, message }))
 }

@@ -23,11 +23,13 @@
 //! | `record`, `record_keys`, `record_text` | the run record; its metadata keys (the codec); how it writes text |
 //! | `invoke`, `grant`, `unheard` | `guarded_invoke`: look, acquire, record; waiting for a held lock; a grant whose answer was lost |
 //! | `keep_alive`, `complete`, `hold` | a granted run's calls; `hold` renews in the background (guard@0.4.0) |
+//! | `blocked` | a run whose instance could not renew its lease when due: closed or counted as blocked |
 //! | `claim`, `claim_state`, `pages`, `board` | many items: claims and the board over a listing |
 //! | `schedules` | which schedule is in force while replicas disagree (a deploy, a rollback) |
 //! | `fenced` | writes that refuse an older run's token |
 //! | `operator`, `operator_drain` | pause, resume and run-now, written under the running run's lease id; the run in progress and the drain |
 
+mod blocked;
 mod board;
 mod check;
 mod claim;
@@ -51,6 +53,7 @@ mod record_text;
 mod schedules;
 mod unheard;
 
+pub use blocked::{complete_held, note_blocked};
 pub use board::{board, BoardEntry};
 pub use check::{
     bad_option, check_settings, due_times, AccountShown, BadSetting, Settings, SettingsCheck,

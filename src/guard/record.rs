@@ -273,6 +273,31 @@ impl RunRecord {
         }
     }
 
+    /// The record `complete` writes for a run whose instance could not renew its lease when due
+    /// (see `hold`): closed with `outcome`, and counted as blocked.
+    pub fn completed_blocked(&self, stopped_ms: u64, outcome: &Outcome) -> RunRecord {
+        let mut closed = self.completed(stopped_ms, outcome);
+        closed.totals.blocked += 1;
+        closed
+    }
+
+    /// A blocked run counted after its lease was gone (another replica may hold the lock now):
+    /// the total goes up, and when a later grant already put the run in the history as
+    /// abandoned, it becomes the failure it was, saying why.
+    pub fn noted_blocked(&self, fence: u64, reason: &str) -> RunRecord {
+        let mut noted = self.clone();
+        noted.totals.blocked += 1;
+        let abandoned = noted.history.iter_mut().find(|run| {
+            run.fence == fence && run.outcome == PastOutcome::Abandoned
+        });
+        if let Some(run) = abandoned {
+            run.outcome = PastOutcome::Failure(reason.chars().take(history::FAILURE_CHARS).collect());
+            noted.totals.abandoned = noted.totals.abandoned.saturating_sub(1);
+            noted.totals.failures += 1;
+        }
+        noted
+    }
+
     /// The record `complete` writes: the run closed, and added to the history and totals. A
     /// failure's reason is shortened so that its text (`failure: …`) keeps to the limits.
     pub fn completed(&self, stopped_ms: u64, outcome: &Outcome) -> RunRecord {

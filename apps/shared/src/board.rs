@@ -47,6 +47,9 @@ pub struct BoardRow {
     pub failures: u64,
     pub abandoned: u64,
     pub missed: u64,
+    /// Runs whose instance could not renew the lease when due.
+    #[serde(default)]
+    pub blocked: u64,
     pub last_success_ms: Option<u64>,
     pub last_failure_ms: Option<u64>,
     /// Newest first.
@@ -154,6 +157,7 @@ impl From<BoardEntry> for BoardRow {
             failures: e.totals.failures,
             abandoned: e.totals.abandoned,
             missed: e.totals.missed,
+            blocked: e.totals.blocked,
             last_success_ms: e.totals.last_success_ms,
             last_failure_ms: e.totals.last_failure_ms,
             history,

@@ -2,7 +2,7 @@
 //! ticket's `hold`, whichever ends first. `hold` renews the lease meanwhile and ends first only
 //! when the job must stop; the work's future is then dropped at its current await.
 
-use crate::guard::Outcome;
+use crate::guard::{GuardError, Outcome, RanOutWhen};
 use crate::guard_v4::{self, Decision, Ticket};
 use crate::{describe, Grant, Settings, TickReport};
 use futures::future::{select, Either};
@@ -33,12 +33,13 @@ pub async fn run_holding<F: Future>(
     let grant = Grant::of_v4(&ticket);
     let output = match select(pin!(ticket.hold()), pin!(work(&grant))).await {
         Either::Left((ended, _)) => {
-            let why = match ended {
-                Err(lost) => describe(&lost),
-                Ok(()) => "the run was closed under it".into(),
+            let (why, blocked) = match ended {
+                Err(lost) => (describe(&lost), is_blocked(&lost)),
+                Ok(()) => ("the run was closed under it".into(), false),
             };
             let detail = format!("stopped: lease lost during the work ({why})");
-            return Holding::Stopped(TickReport::ran(settings, &grant, detail));
+            let report = TickReport { blocked, ..TickReport::ran(settings, &grant, detail) };
+            return Holding::Stopped(report);
         }
         Either::Right((output, _)) => output,
     };
@@ -53,9 +54,17 @@ pub fn completed(
     outcome: &Outcome,
     detail: String,
 ) -> TickReport {
-    let detail = match ticket.complete(outcome) {
-        Ok(()) => detail,
-        Err(error) => format!("{detail}; complete failed: {}", describe(&error)),
+    let (detail, blocked) = match ticket.complete(outcome) {
+        Ok(()) => (detail, false),
+        Err(error) => {
+            (format!("{detail}; complete failed: {}", describe(&error)), is_blocked(&error))
+        }
     };
-    TickReport::ran(settings, grant, detail)
+    TickReport { blocked, ..TickReport::ran(settings, grant, detail) }
+}
+
+/// The component stopped the run, or refused its success, because its instance could not
+/// renew the lease when due.
+fn is_blocked(error: &GuardError) -> bool {
+    matches!(error, GuardError::LeaseRanOut(ran_out) if ran_out.when == RanOutWhen::Blocked)
 }

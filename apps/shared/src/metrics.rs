@@ -174,6 +174,13 @@ const FAMILIES: &[Family] = &[
         help: "Due times that passed with no run for them, since the lock was created.",
         samples: |r| vec![("", Some(r.missed as f64))],
     },
+    Family {
+        name: "traffic_cop_blocked_runs",
+        kind: Kind::Counter,
+        unit: None,
+        help: "Runs during which their instance could not renew the lease when due (a blocking call in the job, or a host that froze it), since the lock was created; each is a failure too.",
+        samples: |r| vec![("", Some(r.blocked as f64))],
+    },
 ];
 
 /// The exposition of `snapshot` (None: storage could not be listed, so only `storage_up` 0),

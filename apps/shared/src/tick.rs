@@ -38,6 +38,9 @@ pub struct TickReport {
     pub previous_abandoned: bool,
     /// Why it skipped, or what the job found.
     pub detail: String,
+    /// The run's instance could not renew its lease when due (a blocking call in the job, or a
+    /// frozen host): the run is a failure, and the event fails with it.
+    pub blocked: bool,
     /// The settings name a schedule: a run is for a due time.
     #[serde(skip)]
     pub scheduled: bool,
@@ -59,6 +62,7 @@ impl TickReport {
             manual_by: None,
             previous_abandoned: false,
             detail,
+            blocked: false,
             scheduled: !settings.schedule.trim().is_empty(),
         }
     }

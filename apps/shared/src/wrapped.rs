@@ -42,7 +42,12 @@ where
             (Outcome::Failure(why), detail)
         }
     };
-    completed(&settings, &ticket, &grant, &outcome, detail).print(&prefix);
+    let report = completed(&settings, &ticket, &grant, &outcome, detail);
+    report.print(&prefix);
+    // A run whose renewals were blocked failed whatever the handler said: the trigger logs it.
+    if report.blocked {
+        return Err(report.detail);
+    }
     // The event returns the handler's answer, so the trigger logs a failed run as it would
     // the handler's own failure.
     answer.map_err(|error| reason(&error))
