@@ -85,7 +85,12 @@ impl GuestTicket for GrantedRun {
             if stop.when == RanOutWhen::Blocked {
                 // The job is told to stop and its run is left to the next grant to close as
                 // abandoned: the lock still learns that this one was blocked.
-                core::note_blocked(&mut client, &self.ticket.lock, self.ticket.fencing_token, &stop.message);
+                core::note_blocked(
+                    &mut client,
+                    &self.ticket.lock,
+                    self.ticket.fencing_token,
+                    &stop.message,
+                );
             }
         }
         held.map_err(convert::wit_error)

@@ -94,14 +94,20 @@ impl Held {
                 Some(ahead) => wall_now + ahead,
                 None => wall_now.checked_sub(mono_now - at).unwrap_or(wall_now),
             };
-            crate::civil::iso8601(super::unix_ms(shown), 0)
+            // To the millisecond: these times are compared with the storage service's logs.
+            let ms = super::unix_ms(shown);
+            let whole = crate::civil::iso8601(ms, 0);
+            format!("{}.{:03}Z", whole.trim_end_matches('Z'), ms % 1000)
         };
         let lease = self.plan.lease;
         let renewed = self.renewed_at(lease);
         let expires = self.lease_ends().instant();
         let by = if self.renewals() == 0 { "granted" } else { "last renewed" };
         let relative = if now < expires {
-            format!("{} before it could expire", super::duration((expires - now).as_millis() as u64))
+            format!(
+                "{} before it could expire",
+                super::duration((expires - now).as_millis() as u64)
+            )
         } else {
             format!("{} after it could expire", super::duration((now - expires).as_millis() as u64))
         };

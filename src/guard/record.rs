@@ -287,11 +287,13 @@ impl RunRecord {
     pub fn noted_blocked(&self, fence: u64, reason: &str) -> RunRecord {
         let mut noted = self.clone();
         noted.totals.blocked += 1;
-        let abandoned = noted.history.iter_mut().find(|run| {
-            run.fence == fence && run.outcome == PastOutcome::Abandoned
-        });
+        let abandoned = noted
+            .history
+            .iter_mut()
+            .find(|run| run.fence == fence && run.outcome == PastOutcome::Abandoned);
         if let Some(run) = abandoned {
-            run.outcome = PastOutcome::Failure(reason.chars().take(history::FAILURE_CHARS).collect());
+            run.outcome =
+                PastOutcome::Failure(reason.chars().take(history::FAILURE_CHARS).collect());
             noted.totals.abandoned = noted.totals.abandoned.saturating_sub(1);
             noted.totals.failures += 1;
         }

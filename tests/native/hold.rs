@@ -258,9 +258,9 @@ fn a_keep_alive_moves_the_next_renewal() {
     assert_eq!(renewals(&sent), vec![5.0]);
 }
 
-/// `2025-01-01T00:00:SSZ`: the virtual epoch plus `seconds`, as the timeline writes it.
+/// `2025-01-01T00:00:SS.000Z`: the virtual epoch plus `seconds`, as the timeline writes it.
 fn at(seconds: u64) -> String {
-    format!("2025-01-01T00:{:02}:{:02}Z", seconds / 60, seconds % 60)
+    format!("2025-01-01T00:{:02}:{:02}.000Z", seconds / 60, seconds % 60)
 }
 
 /// The lock's record, read straight from the fake service.
@@ -360,7 +360,10 @@ fn a_job_that_ends_after_a_block_is_closed_as_a_blocked_failure_whatever_it_said
     let record = record(&run);
     assert!(!record.running);
     let outcome = record.outcome.unwrap().as_record_text();
-    assert!(outcome.starts_with("failure: renewals blocked: this instance did not run"), "{outcome}");
+    assert!(
+        outcome.starts_with("failure: renewals blocked: this instance did not run"),
+        "{outcome}"
+    );
     assert_eq!((record.totals.blocked, record.totals.failures, record.totals.successes), (1, 1, 0));
 }
 

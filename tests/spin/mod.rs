@@ -3,6 +3,7 @@
 //! line the tests install from ../shared/tools/spin. Real time; the runner reports a test whose
 //! Spin is missing as ignored (a failure under `CI=true`).
 
+mod blocked;
 mod catchup;
 mod chaos;
 mod check_settings;
@@ -32,6 +33,7 @@ pub fn tests() -> Vec<traffic_cop_testbed::runner::Test> {
     // rather than finish alone at the end.
     let tests = [
         real_spin::tests(),
+        blocked::tests(),
         prometheus::tests(),
         schedule_change::tests(),
         schedule_deploy::tests(),

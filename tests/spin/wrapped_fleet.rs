@@ -47,6 +47,8 @@ pub struct Decision {
     pub missed: Option<u64>,
     pub abandoned: bool,
     pub detail: String,
+    /// The run's instance could not renew its lease when due.
+    pub blocked: bool,
 }
 
 /// What the scheduler's call to a replica's guarded route got back.
@@ -126,6 +128,16 @@ impl Fleet {
     pub fn kill(&mut self, replica: usize) {
         self.replicas[replica] = None;
         self.ports.lock().unwrap()[replica] = None;
+    }
+
+    /// SIGSTOPs a replica's process group: it freezes mid-work, as a paused VM would.
+    pub fn pause(&mut self, replica: usize) {
+        self.replicas[replica].as_mut().expect("a live replica").pause();
+    }
+
+    /// SIGCONTs a frozen replica: it carries on, unaware that time passed.
+    pub fn resume(&mut self, replica: usize) {
+        self.replicas[replica].as_mut().expect("a live replica").resume();
     }
 
     /// Stops the HTTP scheduler's calls; what they got back stays readable.
@@ -272,6 +284,7 @@ pub fn decision(replica: usize, line: &str) -> Option<Decision> {
         missed: json["missed"].as_u64(),
         abandoned: json["previous_abandoned"] == true,
         detail: json["detail"].as_str().unwrap_or_default().to_string(),
+        blocked: json["blocked"] == true,
     })
 }
 

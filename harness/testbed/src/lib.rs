@@ -50,6 +50,11 @@ pub fn unix_of_iso(iso: &str) -> Option<u64> {
     u64::try_from(chrono::DateTime::parse_from_rfc3339(iso).ok()?.timestamp()).ok()
 }
 
+/// [`unix_of_iso`] in milliseconds.
+pub fn unix_ms_of_iso(iso: &str) -> Option<u64> {
+    u64::try_from(chrono::DateTime::parse_from_rfc3339(iso).ok()?.timestamp_millis()).ok()
+}
+
 pub fn unix_secs() -> u64 {
     SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
