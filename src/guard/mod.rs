@@ -51,6 +51,7 @@ mod record;
 mod record_keys;
 mod record_text;
 mod schedules;
+mod seen;
 mod unheard;
 
 pub use blocked::{complete_held, note_blocked};

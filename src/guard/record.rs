@@ -5,7 +5,7 @@
 
 use super::history::{self, PastOutcome, PastRun, Totals};
 use super::record_text::{fit, NAME_BYTES, TEXT_BYTES};
-use super::schedules::SeenSchedule;
+use super::seen::SeenSchedule;
 use super::Outcome;
 use crate::schedule::Schedule;
 

@@ -5,7 +5,7 @@
 
 use super::record::{Grid, OfGrant, Paused, RunNow, RunRecord};
 use super::record_text::{text, untext};
-use super::schedules::SeenSchedule;
+use super::seen::SeenSchedule;
 use super::Outcome;
 
 pub(super) const FENCE: &str = "tc_fence";
