@@ -16,7 +16,7 @@ fn a_job_that_blocks_its_instance(how: &str) {
     let fleet = Fleet::start(&name, Wrapping::async_on_spin_4(), 1, &handler, &[]);
     let done = fleet.wait(Duration::from_secs(80), |f| f.decisions().iter().any(|d| d.blocked));
     // Read at once: a next blocked run takes another 20 s.
-    let metrics = fleet.port(0).map(|port| metrics(port));
+    let metrics = fleet.port(0).map(metrics);
     let said = fleet.said();
     let (decisions, spin_out, stderr) = (fleet.decisions(), fleet.spin_out(0), fleet.stderr(0));
     fleet.stop();
