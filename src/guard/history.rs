@@ -166,17 +166,21 @@ pub(super) fn decode(value: &str) -> Vec<PastRun> {
     value.split(';').filter_map(one).take(HISTORY_LEN).collect()
 }
 
-/// `successes:failures:abandoned:missed:last_success:last_failure:blocked`.
+/// `successes:failures:abandoned:missed:last_success:last_failure`, then `:blocked` once a run
+/// was blocked (so a lock that never had one keeps the bytes earlier builds wrote).
 pub(super) fn encode_totals(totals: &Totals) -> String {
+    let blocked = match totals.blocked {
+        0 => String::new(),
+        blocked => format!(":{blocked}"),
+    };
     format!(
-        "{}:{}:{}:{}:{}:{}:{}",
+        "{}:{}:{}:{}:{}:{}{blocked}",
         totals.successes,
         totals.failures,
         totals.abandoned,
         totals.missed,
         optional(totals.last_success_ms),
-        optional(totals.last_failure_ms),
-        totals.blocked
+        optional(totals.last_failure_ms)
     )
 }
 

@@ -123,3 +123,14 @@ fn the_whole_record_stays_well_under_azures_eight_kib_however_its_text_is_writte
     println!("{bytes} bytes of metadata");
     assert!(bytes <= 6 * 1024, "{bytes} bytes of metadata");
 }
+
+#[test]
+fn blocked_runs_are_counted_in_a_seventh_field_only_once_there_is_one() {
+    let totals = Totals { successes: 2, failures: 1, blocked: 0, ..Totals::default() };
+    assert_eq!(super::encode_totals(&totals), "2:1:0:0::");
+    let blocked = Totals { blocked: 3, ..totals };
+    assert_eq!(super::encode_totals(&blocked), "2:1:0:0:::3");
+    assert_eq!(super::decode_totals(&super::encode_totals(&blocked)), blocked);
+    // An earlier build's six fields read as none blocked.
+    assert_eq!(super::decode_totals("2:1:0:0::").blocked, 0);
+}

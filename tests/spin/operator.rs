@@ -47,6 +47,40 @@ fn operate(node: &Node, path_and_query: &str) -> Value {
     serde_json::from_str(&body).unwrap_or_else(|e| panic!("{path_and_query}: {e}: {body}"))
 }
 
+/// With `board_token` set, a browser (headless Chromium) that opens `/status.html` is asked
+/// for the token (HTTP Basic: any user name, the token as the password) and, given it, shows
+/// the board; given a wrong one, or none, it gets the 401.
+fn the_board_asks_a_browser_for_the_token(node: &Node, dir: &std::path::Path) {
+    let chromium = require("chromium", crate::run::on_path("chromium"));
+    let page = |credentials: &str, name: &str| {
+        let url = format!("http://{credentials}127.0.0.1:{}/status.html", node.replica.port);
+        crate::run::run(
+            std::process::Command::new(&chromium)
+                .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"])
+                .args(["--disable-background-networking", "--disable-component-update"])
+                .arg(format!("--user-data-dir={}", dir.join(format!("chromium-{name}")).display()))
+                .arg("--dump-dom")
+                .arg(url),
+            Duration::from_secs(60),
+        )
+    };
+    let signed_in = page(&format!("ops:{TOKEN}@"), "token");
+    assert!(
+        signed_in.stdout.contains("<title>") && signed_in.stdout.contains(story::LOCK),
+        "the browser given the token did not show the board: {}",
+        signed_in.said()
+    );
+    for (credentials, name) in [("ops:not-the-token@", "wrong"), ("", "none")] {
+        let refused = page(credentials, name);
+        assert!(
+            refused.stdout.contains("this route needs the board token")
+                && !refused.stdout.contains(story::LOCK),
+            "{name}: {}",
+            refused.said()
+        );
+    }
+}
+
 fn runs<'a>(nodes: impl IntoIterator<Item = &'a Node>) -> Vec<Decision> {
     let mut runs: Vec<Decision> = nodes.into_iter().flat_map(decisions).filter(|d| d.run).collect();
     runs.sort_by_key(|d| d.token);
@@ -75,6 +109,10 @@ fn pause_drain_deploy_run_now_and_resume_on_real_spin() {
         ("board_cache_seconds", "0".to_string()),
     ];
     let mut old = story::start_nodes_with(&launch, &dir, &container, "old", 3, &variables);
+    wait_until(Duration::from_secs(30), "the lock on the board", || {
+        story::lock_entry(&container).is_some()
+    });
+    the_board_asks_a_browser_for_the_token(&old[0], &dir);
 
     // A run in progress, after at least one completed.
     wait_until(Duration::from_secs(60), "a second run in progress", || {

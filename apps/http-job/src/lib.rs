@@ -4,7 +4,7 @@
 
 use spin_sdk::http::{IntoResponse, Method, Request, Response};
 use spin_sdk::http_component;
-use traffic_cop_app::routes::{handle as route, unsettled, Asked};
+use traffic_cop_app::routes::{handle as route, unsettled, Asked, CHALLENGE};
 use traffic_cop_app::Settings;
 
 #[http_component]
@@ -29,14 +29,10 @@ fn handle(request: Request) -> Response {
             unsettled(&bad, &asked)
         }
     };
-    respond(answer.status, answer.content_type, answer.body)
-}
-
-fn respond(status: u16, content_type: &str, body: String) -> Response {
-    Response::builder()
-        .status(status)
-        .header("content-type", content_type)
-        .body(body)
-        .build()
-        .into_response()
+    let mut response = Response::builder();
+    response.status(answer.status).header("content-type", answer.content_type);
+    if answer.challenge {
+        response.header("www-authenticate", CHALLENGE);
+    }
+    response.body(answer.body).build().into_response()
 }

@@ -7,9 +7,11 @@
 //! - `POST /pause?by=…&reason=…&drain_ms=…`, `POST /resume?by=…`, `POST /run-now?by=…`: the
 //!   operator's verbs; they exist only when `board_token` is set.
 //!
-//! With `board_token` set, every route needs `Authorization: Bearer <board_token>`. Without it,
-//! the board, /metrics and /run answer anyone who can reach the app, except that `/run` on a
-//! job without a schedule is refused: anyone could run it at will.
+//! With `board_token` set, every route needs the token: `Authorization: Bearer <board_token>`
+//! from a script or a scraper, or HTTP Basic with any user name and the token as the password
+//! from a browser, which asks for it when a route answers 401 (the token stays off URLs and
+//! out of logs). Without it, the board, /metrics and /run answer anyone who can reach the app,
+//! except that `/run` on a job without a schedule is refused: anyone could run it at will.
 
 use crate::board::{board_json, Snapshot};
 use crate::board_html::board_html;
@@ -21,15 +23,22 @@ pub struct Answer {
     pub status: u16,
     pub content_type: &'static str,
     pub body: String,
+    /// A 401 that asks for the token: send [`CHALLENGE`] with it, so a browser prompts for it.
+    pub challenge: bool,
 }
+
+/// What a 401 answers in `WWW-Authenticate`: Basic, which a browser prompts for (a script
+/// sends its Bearer token without being asked).
+pub const CHALLENGE: &str = "Basic realm=\"traffic-cop\", charset=\"UTF-8\"";
 
 impl Answer {
     fn text(status: u16, body: impl Into<String>) -> Answer {
-        Answer { status, content_type: "text/plain; charset=utf-8", body: body.into() }
+        let content_type = "text/plain; charset=utf-8";
+        Answer { status, content_type, body: body.into(), challenge: false }
     }
 
     fn json(status: u16, body: String) -> Answer {
-        Answer { status, content_type: "application/json", body }
+        Answer { status, content_type: "application/json", body, challenge: false }
     }
 }
 
@@ -54,7 +63,9 @@ pub fn handle(settings: &Settings, asked: &Asked) -> Answer {
         return Answer::text(404, ROUTES);
     }
     if protected && !authorized(&settings.board_token, asked.authorization) {
-        return Answer::text(401, "this route needs Authorization: Bearer <board_token>");
+        let said = "this route needs the board token: Authorization: Bearer <board_token>, or in \
+                    a browser any user name with the board token as the password";
+        return Answer { challenge: true, ..Answer::text(401, said) };
     }
     match (asked.method, path) {
         ("POST", "/run") if !protected && settings.schedule.is_empty() => Answer::text(
@@ -77,6 +88,7 @@ pub fn handle(settings: &Settings, asked: &Asked) -> Answer {
             status: 200,
             content_type: "text/html; charset=utf-8",
             body: board_html(s),
+            challenge: false,
         }),
         ("GET", "/metrics") => {
             let openmetrics = metrics::wants_openmetrics(asked.accept);
@@ -86,7 +98,7 @@ pub fn handle(settings: &Settings, asked: &Asked) -> Answer {
             // "app not scraped" are told apart.
             let snapshot = cache::snapshot(settings).ok().map(|(snapshot, _)| snapshot);
             let body = metrics::render(snapshot.as_ref(), &check::problems(settings), openmetrics);
-            Answer { status: 200, content_type, body }
+            Answer { status: 200, content_type, body, challenge: false }
         }
         ("POST", verb @ ("/pause" | "/resume" | "/run-now")) => {
             match operator::call(settings, verb, asked.query) {
@@ -110,7 +122,7 @@ pub fn unsettled(bad: &BadVariable, asked: &Asked) -> Answer {
             let content_type =
                 if openmetrics { metrics::OPENMETRICS_TYPE } else { metrics::PROMETHEUS_TYPE };
             let body = metrics::render(None, std::slice::from_ref(bad), openmetrics);
-            Answer { status: 200, content_type, body }
+            Answer { status: 200, content_type, body, challenge: false }
         }
         ("GET", "/check") => {
             let body = serde_json::json!({
@@ -130,12 +142,23 @@ fn listed(settings: &Settings, render: impl Fn(&Snapshot) -> Answer) -> Answer {
     }
 }
 
-/// Compares in time that does not depend on where the first difference is.
+/// The board token, given as a Bearer token or as a Basic password (any user name).
 fn authorized(token: &str, authorization: Option<&str>) -> bool {
-    let Some(given) = authorization.and_then(|a| a.strip_prefix("Bearer ")) else {
+    let Some(authorization) = authorization else { return false };
+    if let Some(given) = authorization.strip_prefix("Bearer ") {
+        return same(given.trim().as_bytes(), token.as_bytes());
+    }
+    let Some(encoded) = authorization.strip_prefix("Basic ") else { return false };
+    use base64::Engine;
+    let Ok(pair) = base64::engine::general_purpose::STANDARD.decode(encoded.trim()) else {
         return false;
     };
-    let (a, b) = (given.trim().as_bytes(), token.as_bytes());
+    let password = pair.iter().position(|b| *b == b':').map(|colon| &pair[colon + 1..]);
+    password.is_some_and(|password| same(password, token.as_bytes()))
+}
+
+/// Compares in time that does not depend on where the first difference is.
+fn same(a: &[u8], b: &[u8]) -> bool {
     let differs = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
     a.len() == b.len() && differs == 0
 }
