@@ -311,7 +311,13 @@ fn a_holder_frozen_past_its_lease_is_told_to_stop_and_its_fenced_write_is_refuse
     let stopped = &seen[holder];
     let ended = stopped.lines().find(|l| l.contains(": hold ended first, the work stopped: "));
     let ended = ended.unwrap_or_else(|| panic!("the frozen holder was never told: {all}"));
-    assert!(ended.contains("LeaseRanOut") && ended.contains("WhileHolding"), "{ended}\n{all}");
+    // Blocked: the instance did not run when a renewal was due, and says from when to when.
+    assert!(
+        ended.contains("LeaseRanOut")
+            && ended.contains("Blocked")
+            && ended.contains("this instance did not run from"),
+        "{ended}\n{all}"
+    );
     let fenced = stopped.lines().find(|l| l.contains(": fenced write: ")).unwrap();
     assert!(
         fenced.contains("Err(FencedError::StaleFencingToken"),

@@ -70,15 +70,39 @@ fn the_board_asks_a_browser_for_the_token(node: &Node, dir: &std::path::Path) {
         "the browser given the token did not show the board: {}",
         signed_in.said()
     );
-    for (credentials, name) in [("ops:not-the-token@", "wrong"), ("", "none")] {
-        let refused = page(credentials, name);
+    let wrong = page("ops:not-the-token@", "wrong");
+    assert!(
+        !wrong.stdout.contains(story::LOCK),
+        "a wrong token showed the board: {}",
+        wrong.said()
+    );
+    // What the browser was answered without the token, or with a wrong one: a 401 that asks.
+    use base64::Engine;
+    let basic = base64::engine::general_purpose::STANDARD.encode("ops:not-the-token");
+    for authorization in [None, Some(format!("Basic {basic}"))] {
+        let head = raw_get(node.replica.port, "/status.html", authorization.as_deref());
         assert!(
-            refused.stdout.contains("this route needs the board token")
-                && !refused.stdout.contains(story::LOCK),
-            "{name}: {}",
-            refused.said()
+            head.starts_with("HTTP/1.1 401")
+                && head
+                    .to_ascii_lowercase()
+                    .contains("www-authenticate: basic realm=\"traffic-cop\""),
+            "{authorization:?}: {head}"
         );
     }
+}
+
+/// The status line and headers of `GET path` on a replica, as a browser would first see them.
+fn raw_get(port: u16, path: &str, authorization: Option<&str>) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let auth = authorization.map(|a| format!("Authorization: {a}\r\n")).unwrap_or_default();
+    let request =
+        format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}Connection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer.split("\r\n\r\n").next().unwrap_or_default().to_string()
 }
 
 fn runs<'a>(nodes: impl IntoIterator<Item = &'a Node>) -> Vec<Decision> {

@@ -91,7 +91,7 @@ impl Fleet {
             data_dir: how.data.clone(),
             manifest,
             component: None,
-            lifetime: Duration::from_secs(180),
+            lifetime: Duration::from_secs(300),
             env: Vec::new(),
         };
         let endpoint = format!("http://127.0.0.1:{}", fleet.proxy.port);
@@ -102,7 +102,9 @@ impl Fleet {
             settings.extend(variables.iter().map(|(k, v)| (*k, v.to_string())));
             let at = dir.join(&name);
             let mut replica = launch.start(&name, &at, &settings);
-            let ready = replica.wait_ready(Duration::from_secs(60));
+            // A 19 MB JavaScript job compiles for over a minute on a loaded 2-core machine
+            // (seen in a full run, beside the other fleets).
+            let ready = replica.wait_ready(Duration::from_secs(150));
             assert!(ready.is_ok(), "{name} did not start: {ready:?}");
             fleet.ports.lock().unwrap().push(Some(replica.port));
             fleet.replicas.push(Some(replica));

@@ -308,7 +308,7 @@ fn an_overlapping_tick_of_the_same_replica_says_its_previous_tick_is_still_worki
     assert!(
         second.contains("[solo] skipped the due time ")
             && second.contains(": the previous tick of this replica is still working")
-            && !second.contains("held by solo"),
+            && !second.contains(": held by solo"),
         "{second}"
     );
     let first = first.join().unwrap().unwrap();
