@@ -91,7 +91,7 @@ fn a_cut_or_foreign_body_is_an_error_not_a_shorter_page() {
         http::Response::builder().status(200).body(vec![0xff, 0xfe]).unwrap(),
     ] {
         match read(&response) {
-            Err(Error::Service(e)) => assert!(e.message.contains("unexpected response"), "{e}"),
+            Err(Error::UnexpectedAnswer(m)) => assert!(m.contains("(HTTP 200, "), "{m}"),
             other => panic!("{other:?}"),
         }
     }

@@ -175,14 +175,12 @@ pub fn service_error(response: &Response) -> ServiceError {
     }
 }
 
-/// A 2xx that does not say what the protocol promises.
+/// A 2xx that does not say what the protocol promises: the service did not refuse, so this is
+/// not a service error; its status and request id are named for the storage logs.
 pub(crate) fn unexpected(response: &Response, what: &str) -> Error {
-    Error::Service(ServiceError {
-        status: response.status().as_u16(),
-        code: None,
-        request_id: response_header(response, "x-ms-request-id"),
-        message: format!("unexpected response: {what}"),
-    })
+    let request = response_header(response, "x-ms-request-id")
+        .map_or_else(|| "no x-ms-request-id".to_string(), |id| format!("x-ms-request-id {id}"));
+    Error::UnexpectedAnswer(format!("{what} (HTTP {}, {request})", response.status().as_u16()))
 }
 
 /// The reason phrase for a status that no error body explains (a HEAD's answer, a proxy's

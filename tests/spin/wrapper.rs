@@ -157,14 +157,14 @@ fn a_wrapped_handler_awaiting_three_lease_periods_runs_once_and_keeps_its_lease(
     let said = fleet.said();
     let (calls, decisions, heads) = (fleet.calls(), fleet.decisions(), fleet.proxy.heads());
     fleet.stop();
-    assert!(done, "the long run never reported: {said}");
+    assert!(done, "{said}\nthe long run never reported");
     let run = decisions.iter().find(|d| d.run).unwrap();
-    assert_eq!(run.detail, "the handler succeeded", "{said}");
+    assert_eq!(run.detail, "the handler succeeded", "{said}\nthe long run did not succeed");
     // No other call while it ran: every other tick skipped.
     let due = run.due_s.unwrap();
     let during: Vec<u64> =
         calls.iter().flatten().copied().filter(|&d| d != due && d < due + 50).collect();
-    assert!(during.is_empty(), "the handler was called during the run for {during:?}: {said}");
+    assert!(during.is_empty(), "{said}\nthe handler was called during the run for {during:?}");
     let action = |head: &str, what: &str| {
         head.lines()
             .any(|l| l.to_ascii_lowercase().replace(' ', "") == format!("x-ms-lease-action:{what}"))
@@ -172,11 +172,26 @@ fn a_wrapped_handler_awaiting_three_lease_periods_runs_once_and_keeps_its_lease(
     // Up to the run's release: the next due time's tick may acquire again right after it.
     let end = heads.iter().position(|(_, h)| action(h, "release")).unwrap_or(heads.len());
     let acquires = heads[..end].iter().filter(|(_, h)| action(h, "acquire")).count();
-    let renewals = heads[..end].iter().filter(|(_, h)| action(h, "renew")).count();
-    assert_eq!(acquires, 1, "a second acquire during the run: {said}");
-    assert!(renewals >= 8, "{renewals} renewals in 50 s under a 15 s lease: {said}");
+    assert_eq!(acquires, 1, "{said}\na second acquire during the run");
+    // The lease never lapsed as storage saw it: from the acquire through each renewal to the
+    // release, no gap as long as the lease. (How many renewals that takes depends on how late
+    // a loaded host wakes the instance, so the count is printed, not judged.)
+    let kept: Vec<Duration> = heads[..(end + 1).min(heads.len())]
+        .iter()
+        .filter(|(_, h)| ["acquire", "renew", "release"].iter().any(|a| action(h, a)))
+        .map(|(at, _)| *at)
+        .collect();
+    let gaps: Vec<u128> = kept.windows(2).map(|w| (w[1] - w[0]).as_millis()).collect();
+    let longest = gaps.iter().copied().max().unwrap_or(0);
+    assert!(
+        longest < u128::from(LEASE_SECONDS) * 1000,
+        "{said}\nthe lease lapsed: {longest} ms between two of its requests (gaps {gaps:?} ms)"
+    );
+    let renewals = gaps.len().saturating_sub(1);
+    assert!(renewals >= 3, "{said}\nonly {renewals} renewals in a 50 s run: gaps {gaps:?} ms");
     eprintln!(
-        "measured: one 50 s run under a {LEASE_SECONDS} s lease, {renewals} renewals, no takeover"
+        "measured: one 50 s run under a {LEASE_SECONDS} s lease, {renewals} renewals, the \
+         longest gap {longest} ms, no takeover"
     );
 }
 

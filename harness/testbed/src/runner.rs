@@ -159,7 +159,7 @@ fn trials(
                     Ok(()) => Ok(Completion::Completed),
                     Err(payload) => match payload.downcast::<Skip>() {
                         Ok(skip) => Ok(Completion::ignored_with(skip.0)),
-                        Err(payload) => Err(Failed::from(panic_message(&payload))),
+                        Err(payload) => Err(Failed::from(failure(&payload))),
                     },
                 }
             })
@@ -170,14 +170,32 @@ fn trials(
         .collect()
 }
 
-/// A skip is not a crash: the default panic message is kept for every other panic.
+thread_local! {
+    /// Where this thread's test last panicked (`file:line:column`), kept by the panic hook.
+    static PANICKED_AT: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// A skip is not a crash: the default panic message is kept for every other panic, and where
+/// it happened is kept for the failure's last line.
 fn quiet_skips() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         if !info.payload().is::<Skip>() {
+            let at = info.location().map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()));
+            PANICKED_AT.with(|cell| *cell.borrow_mut() = at);
             default(info);
         }
     }));
+}
+
+/// A failed test's message, ending with where it panicked: a long message (a fleet's logs)
+/// is cut in the middle by a CI log's excerpt, and its tail then still names the assertion.
+fn failure(payload: &Box<dyn std::any::Any + Send>) -> String {
+    let message = panic_message(payload);
+    match PANICKED_AT.with(|cell| cell.borrow_mut().take()) {
+        Some(at) => format!("{message}\n(panicked at {at})"),
+        None => message,
+    }
 }
 
 fn panic_message(payload: &Box<dyn std::any::Any + Send>) -> String {
@@ -186,4 +204,19 @@ fn panic_message(payload: &Box<dyn std::any::Any + Send>) -> String {
         .cloned()
         .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
         .unwrap_or_else(|| "panicked".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failure_ends_with_where_it_panicked() {
+        quiet_skips();
+        let payload = catch_unwind(|| panic!("a long log\nthen more")).unwrap_err();
+        let text = failure(&payload);
+        let (message, last) = text.rsplit_once('\n').unwrap();
+        assert_eq!(message, "a long log\nthen more");
+        assert!(last.starts_with("(panicked at ") && last.contains("runner.rs:"), "{text}");
+    }
 }
