@@ -24,6 +24,7 @@ mod guard;
 mod guest_freshness;
 mod hold;
 mod interleave;
+mod layout;
 mod listing;
 mod operator;
 mod records;
