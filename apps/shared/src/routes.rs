@@ -3,7 +3,8 @@
 //! - `GET /status`, `GET /status.html`: the board as JSON and as a page.
 //! - `GET /metrics`: Prometheus' text format, or OpenMetrics when asked for.
 //! - `GET /check`: the settings judged before they run (`check`): the variables to fix, the next
-//!   due times in the job's zone and in UTC, and one look at storage that creates nothing.
+//!   due times in the job's zone and in UTC, and one look at storage that creates nothing; as
+//!   sentences with `Accept: text/plain`, JSON otherwise.
 //! - `POST /pause?by=…&reason=…&drain_ms=…`, `POST /resume?by=…`, `POST /run-now?by=…`: the
 //!   operator's verbs; they exist only when `board_token` is set.
 //!
@@ -79,6 +80,10 @@ pub fn handle(settings: &Settings, asked: &Asked) -> Answer {
             // A scheduler that POSTs /run (a Kubernetes CronJob) sees misconfiguration fail.
             Answer::json(if report.is_misconfigured() { 500 } else { 200 }, report.json())
         }
+        ("GET", "/check") if check::wants_text(asked.accept) => {
+            let (status, body) = check::check_text(settings);
+            Answer::text(status, body)
+        }
         ("GET", "/check") => {
             let (status, body) = check::check_json(settings);
             Answer::json(status, body)
@@ -123,6 +128,9 @@ pub fn unsettled(bad: &BadVariable, asked: &Asked) -> Answer {
                 if openmetrics { metrics::OPENMETRICS_TYPE } else { metrics::PROMETHEUS_TYPE };
             let body = metrics::render(None, std::slice::from_ref(bad), openmetrics);
             Answer { status: 200, content_type, body, challenge: false }
+        }
+        ("GET", "/check") if check::wants_text(asked.accept) => {
+            Answer::text(422, format!("The settings cannot be used yet:\n- {bad}\n"))
         }
         ("GET", "/check") => {
             let body = serde_json::json!({

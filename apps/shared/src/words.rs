@@ -4,6 +4,7 @@
 //! use.
 
 use crate::guard::{self, GuardError};
+use crate::lease::{LeaseError, ServiceError};
 
 /// `at_ms` in UTC: `2026-11-27T01:00:00Z` (`-` when unknown).
 pub fn utc(at_ms: Option<u64>) -> String {
@@ -45,7 +46,7 @@ pub fn duration(ms: u64) -> String {
 pub fn describe(error: &GuardError) -> String {
     match error {
         GuardError::BadOption(bad) => format!("bad option: {}: {}", bad.field, bad.message),
-        GuardError::Lease(error) => format!("{error:?}"),
+        GuardError::Lease(error) => lease_error(error),
         GuardError::LeaseRanOut(ran_out) => {
             format!("lease lost: its time ran out here: {}", ran_out.message)
         }
@@ -56,4 +57,35 @@ pub fn describe(error: &GuardError) -> String {
         GuardError::LimitReached(what) => format!("limit reached: {what}"),
         GuardError::UnusableToken(token) => format!("unusable access token: {}", token.message),
     }
+}
+
+/// A raw verb's error in a sentence, in the lease component's own words (its `Display`).
+pub fn lease_error(error: &LeaseError) -> String {
+    match error {
+        LeaseError::HeldByOther(e) => format!("lease is held by another holder: {}", service(e)),
+        LeaseError::LeaseLost(e) => format!("lease lost or not ours: {}", service(e)),
+        LeaseError::NotFound(e) => format!("not found: {}", service(e)),
+        LeaseError::Unauthorized(e) => format!("unauthorized: {}", service(e)),
+        LeaseError::InvalidConfig(m) => format!("invalid configuration: {m}"),
+        LeaseError::InvalidArgument(m) => format!("invalid argument: {m}"),
+        LeaseError::Throttled(e) => format!("throttled by the service: {}", service(e)),
+        LeaseError::Transport(m) => format!("transport failure: {m}"),
+        LeaseError::Service(e) => format!("service error: {}", service(e)),
+    }
+}
+
+/// `HTTP 403 AuthenticationFailed: … (request id …)`; status 0 is a decision made here, not
+/// an answer, so it is not shown as one.
+fn service(e: &ServiceError) -> String {
+    let mut said = if e.status == 0 { String::new() } else { format!("HTTP {}", e.status) };
+    if let Some(code) = &e.code {
+        said = if said.is_empty() { code.clone() } else { format!("{said} {code}") };
+    }
+    if !e.message.is_empty() {
+        said = if said.is_empty() { e.message.clone() } else { format!("{said}: {}", e.message) };
+    }
+    if let Some(id) = &e.request_id {
+        said.push_str(&format!(" (request id {id})"));
+    }
+    said
 }

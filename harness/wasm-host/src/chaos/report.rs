@@ -113,8 +113,7 @@ pub fn parse_line(line: &str) -> Option<Report> {
         manual_by,
         token: Some(token),
         took_over: head.contains("took over an abandoned run"),
-        complete_lost: detail.contains("complete failed: LeaseError::LeaseLost")
-            || detail.contains("complete failed: LeaseLost")
+        complete_lost: detail.contains("complete failed: LeaseLost")
             || detail.contains("complete failed: lease lost"),
         detail: detail.to_string(),
         write: Some(write),
