@@ -162,14 +162,15 @@ pub fn due_times(schedule: &Schedule, after_ms: u64, count: u32) -> Vec<u64> {
 
 fn look<T: Transport, R: Runtime>(client: &mut LeaseClient<T, R>, lock: &Lock) -> StorageAnswer {
     match client.inspect(lock) {
-        Ok(status) => {
-            let record = RunRecord::from_metadata(&status.metadata);
-            StorageAnswer::LockExists {
+        // A record this build cannot read fails its ticks: the check says so.
+        Ok(status) => match RunRecord::readable(&status.metadata) {
+            Ok(record) => StorageAnswer::LockExists {
                 state: status.state,
                 holder: record.holder.clone(),
                 last_start_ms: record.started_ms,
-            }
-        }
+            },
+            Err(error) => StorageAnswer::Failed(error),
+        },
         Err(Error::NotFound(_)) => StorageAnswer::LockMissing,
         Err(error) => StorageAnswer::Failed(error),
     }

@@ -174,7 +174,8 @@ fn work_page<T: Transport, R: Runtime>(
     let due: Vec<(usize, &ListedBlob, RunRecord)> = blobs
         .iter()
         .filter_map(|blob| Some((wanted.mark_listed(&blob.name)?, blob)))
-        .map(|(index, blob)| (index, blob, RunRecord::from_metadata(&blob.metadata)))
+        // An item whose record is in another format is left to the builds that read it.
+        .filter_map(|(index, blob)| Some((index, blob, RunRecord::readable(&blob.metadata).ok()?)))
         .filter(|(_, blob, record)| {
             let verdict = decide(record, blob.state, *listed_at, blob.created, options);
             matches!(verdict, Verdict::Contend(_))

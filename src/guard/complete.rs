@@ -44,7 +44,7 @@ pub(crate) fn close<T: Transport, R: Runtime>(
         None => {
             let status = client.execute_by(lock, &held, Some(by))?;
             let now = service_clock(status.server_time, "the look at the lock")?;
-            (RunRecord::from_metadata(&status.metadata), status.etag, unix_ms(now))
+            (RunRecord::readable(&status.metadata)?, status.etag, unix_ms(now))
         }
     };
     if !is_open(&record, ticket) {

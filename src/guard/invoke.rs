@@ -78,7 +78,7 @@ fn invoke<T: Transport, R: Runtime>(
             other => other?,
         };
         let look = Look {
-            record: RunRecord::from_metadata(&status.metadata),
+            record: RunRecord::readable(&status.metadata)?,
             state: status.state,
             etag: status.etag,
             now: service_clock(status.server_time, "the look at the lock")?,

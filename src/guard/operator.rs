@@ -138,7 +138,7 @@ fn attempts<T: Transport, R: Runtime>(
             other => other?,
         };
         let now = unix_ms(service_clock(status.server_time, "the look at the lock")?);
-        let record = RunRecord::from_metadata(&status.metadata);
+        let record = RunRecord::readable(&status.metadata)?;
         let lease_id = match (status.locked, record.lease_id()) {
             (false, _) => None,
             (true, Some(id)) => Some(id),

@@ -39,10 +39,17 @@ const LEASE: &str = "tc_lease";
 const HISTORY: &str = "tc_hist";
 /// Counts since the lock was created ([`super::history::encode_totals`]).
 const TOTALS: &str = "tc_totals";
+/// The record's format: what its keys mean. A build that adds keys keeps the format (older
+/// builds keep unknown `tc_` keys as they are); a build that changes what a key means raises
+/// it, and builds that read an older format refuse the record rather than misread it.
+const FORMAT: &str = "tc_format";
+/// The format this build reads and writes. Records written before formats were numbered have
+/// no `tc_format` and are this one.
+pub(super) const FORMAT_VERSION: u32 = 1;
 
-const KNOWN: [&str; 18] = [
+const KNOWN: [&str; 19] = [
     FENCE, START, STOP, RUNNING, OUTCOME, HOLDER, EVERY, PHASE, DUE, SCHEDULE, MANUAL, REPLACED,
-    PAUSED, RUN_NOW, SCHEDULES, LEASE, HISTORY, TOTALS,
+    PAUSED, RUN_NOW, SCHEDULES, LEASE, HISTORY, TOTALS, FORMAT,
 ];
 const PREFIX: &str = "tc_";
 
@@ -55,6 +62,21 @@ impl RunRecord {
     /// Reads a record from metadata; missing or unreadable fields read as "never".
     pub fn from_metadata(metadata: &[(String, String)]) -> RunRecord {
         read(metadata)
+    }
+
+    /// Reads a record that a decision or a write will act on: one in another format than this
+    /// build's is refused, naming both, rather than read with the wrong meanings.
+    pub fn readable(metadata: &[(String, String)]) -> Result<RunRecord, crate::Error> {
+        let format = metadata.iter().find(|(k, _)| k.eq_ignore_ascii_case(FORMAT));
+        match format.map(|(_, v)| v.as_str()) {
+            None => Ok(read(metadata)),
+            Some(v) if v.parse() == Ok(FORMAT_VERSION) => Ok(read(metadata)),
+            Some(v) => Err(super::unexpected(&format!(
+                "the lock's record is in format {v:?} ({FORMAT}), and this traffic-cop build \
+                 reads format {FORMAT_VERSION} only: a newer build wrote it, so upgrade this \
+                 replica (replicas of the newer build run the job meanwhile)"
+            ))),
+        }
     }
 
     pub fn to_metadata(&self) -> Vec<(String, String)> {
@@ -118,6 +140,7 @@ fn write(record: &RunRecord) -> Vec<(String, String)> {
     let mut pairs = vec![
         (FENCE.to_string(), record.fence.to_string()),
         (RUNNING.to_string(), record.running.to_string()),
+        (FORMAT.to_string(), FORMAT_VERSION.to_string()),
     ];
     let mut push = |key: &str, value: Option<String>| {
         if let Some(value) = value {

@@ -127,7 +127,8 @@ fn a_run_completed_by_an_older_build_joins_the_history_at_the_next_grant() {
 }
 
 /// The codec writes the bytes every build before the typed record wrote (replicas of different
-/// builds share a lock). Pinned from the codec of commit 92998d8, before the record had types.
+/// builds share a lock), and the format they are in (`tc_format`, which those builds keep as an
+/// unknown key). Pinned from the codec of commit 92998d8, before the record had types.
 #[test]
 fn the_codec_writes_the_bytes_earlier_builds_wrote() {
     let every = Schedule::Every(crate::schedule::Every::new(3_600, 900).unwrap());
@@ -146,6 +147,7 @@ fn the_codec_writes_the_bytes_earlier_builds_wrote() {
     let golden = [
         ("tc_fence", "7"),
         ("tc_running", "false"),
+        ("tc_format", "1"),
         ("tc_start", "1735689600000"),
         ("tc_stop", "1735689601500"),
         ("tc_outcome", "failure%3A%20disk%20full;%20100%25%20used"),
@@ -174,4 +176,26 @@ fn the_codec_writes_the_bytes_earlier_builds_wrote() {
     assert_eq!(read.outcome, Some(Outcome::Failure("disk full; 100% used".into())));
     assert_eq!(read.manual, Some(OfGrant { fence: 7, value: "operator: x".to_string() }));
     assert_eq!(read.every, Some(Grid { interval_seconds: 3_600, offset_seconds: 900 }));
+}
+
+/// A record in another format than this build's is refused by name, not misread; one written
+/// before formats were numbered (no `tc_format`) is this build's.
+#[test]
+fn a_record_in_another_format_is_refused_and_an_unnumbered_one_is_read() {
+    let ours = RunRecord::default().granted(3, 1_000, "a", &lease());
+    let mut metadata = ours.to_metadata();
+    assert_eq!(RunRecord::readable(&metadata).unwrap(), ours);
+    metadata.retain(|(k, _)| k != "tc_format");
+    assert_eq!(RunRecord::readable(&metadata).unwrap(), ours, "an unnumbered record");
+    for newer in ["2", "1.1", ""] {
+        metadata.retain(|(k, _)| !k.eq_ignore_ascii_case("tc_format"));
+        metadata.push(("TC_FORMAT".into(), newer.into()));
+        match RunRecord::readable(&metadata) {
+            Err(crate::Error::UnexpectedAnswer(m)) => {
+                assert!(m.contains(&format!("format {newer:?}")), "{m}");
+                assert!(m.contains("reads format 1 only") && m.contains("upgrade this replica"));
+            }
+            other => panic!("format {newer:?} read: {other:?}"),
+        }
+    }
 }

@@ -245,3 +245,31 @@ fn a_look_without_an_etag_is_refused_rather_than_acquired_unconditionally() {
     let steps: Vec<&str> = client.transport().log.iter().map(|(_, s, _)| s.as_str()).collect();
     assert_eq!(steps, ["look"], "no acquire may follow");
 }
+
+/// A lock whose record a newer build wrote in another format (`tc_format`) is refused by name
+/// rather than read with the wrong meanings: the tick skips with an error after its one look,
+/// the operator's verbs refuse it, and the record is left as it is.
+#[test]
+fn a_record_in_a_newer_format_is_refused_by_name_and_left_as_it_is() {
+    let world = prepared();
+    let mut newer = record(&world).to_metadata();
+    newer.retain(|(k, _)| k != "tc_format");
+    newer.push(("tc_format".into(), "2".into()));
+    let write = traffic_cop::ops::SetMetadata::new(newer.clone(), None, None).unwrap();
+    world.client().execute(&lock(), &write).unwrap();
+    let mut client = world.client();
+    match guard::guarded_invoke(&mut client, &lock(), &options("alpha")) {
+        Decision::Skip(SkipReason::Error(Error::UnexpectedAnswer(what))) => {
+            assert!(what.contains("format \"2\""), "{what}");
+            assert!(what.contains("reads format 1 only"), "{what}");
+        }
+        other => panic!("a record in format 2 was judged anyway: {other:?}"),
+    }
+    assert_eq!(client.round_trips(), 1, "no acquire may follow the look");
+    let paused = guard::pause(&mut world.client(), &lock(), "ops", "deploy", Duration::ZERO);
+    assert!(matches!(paused, Err(Error::UnexpectedAnswer(_))), "{paused:?}");
+    let left = world.client().inspect(&lock()).unwrap().metadata;
+    let format = left.iter().find(|(k, _)| k == "tc_format").map(|(_, v)| v.as_str());
+    assert_eq!(format, Some("2"));
+    assert_eq!(RunRecord::from_metadata(&left), RunRecord::from_metadata(&newer));
+}
