@@ -479,6 +479,18 @@ fn the_wrapped_template_guards_a_plain_handler() {
     assert_eq!(dependencies, ["wit-bindgen"], "the job depends on more than its bindings");
     assert!(!code.contains("guard::") && !code.contains("traffic_cop"), "{code}");
     let wasm = build(&WRAPPED, &project);
+    // The build the generated spin.toml tells a user to run: no warning about import
+    // interfaces, before or after the job is built (plain `spin build` warns on a fresh project).
+    let spin_built = run(
+        spin_cmd(&["build", "--skip-generate-wits"])
+            .current_dir(&project)
+            .env("CARGO_TARGET_DIR", root().join("target")),
+        Duration::from_secs(300),
+    );
+    assert!(spin_built.ok(), "spin build --skip-generate-wits {}", spin_built.said());
+    assert!(!spin_built.said().contains("Warning"), "{}", spin_built.said());
+    let manifest = std::fs::read_to_string(project.join("spin.toml")).unwrap();
+    assert!(manifest.contains("spin build --skip-generate-wits"), "{manifest}");
     let source = project.join("target/wasm32-wasip2/release");
     std::fs::create_dir_all(&source).unwrap();
     std::fs::copy(&wasm, source.join(wasm.file_name().unwrap())).unwrap();
