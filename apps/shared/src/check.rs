@@ -50,9 +50,16 @@ enum Storage {
     /// Not asked: the connection string or names cannot be used.
     NotAsked,
     Missing,
-    Exists { state: String, holder: Option<String>, last_start_ms: Option<u64> },
+    Exists {
+        state: String,
+        holder: Option<String>,
+        last_start_ms: Option<u64>,
+    },
     /// The look failed: what happened, and what to do about it.
-    Failed { error: String, fix: &'static str },
+    Failed {
+        error: String,
+        fix: &'static str,
+    },
 }
 
 /// The check's findings, rendered as JSON for scripts or as sentences for a person.
@@ -82,7 +89,8 @@ impl Findings {
     }
 
     fn ok(&self) -> bool {
-        self.problems.is_empty() && matches!(self.storage, Storage::Missing | Storage::Exists { .. })
+        self.problems.is_empty()
+            && matches!(self.storage, Storage::Missing | Storage::Exists { .. })
     }
 
     fn status(&self) -> u16 {
@@ -216,7 +224,8 @@ pub fn check_text(settings: &Settings) -> (u16, String) {
         if !check.next_due.is_empty() {
             lines.push("next due times:".to_string());
             let zone = Some(check.time_zone.as_str());
-            lines.extend(check.next_due.iter().map(|t| format!("  {}", shown(Some(t.at_ms), zone))));
+            lines
+                .extend(check.next_due.iter().map(|t| format!("  {}", shown(Some(t.at_ms), zone))));
         }
     }
     let zone = Some(check.time_zone.as_str());
