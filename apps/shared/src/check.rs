@@ -223,9 +223,14 @@ pub fn check_text(settings: &Settings) -> (u16, String) {
         ));
         if !check.next_due.is_empty() {
             lines.push("next due times:".to_string());
-            let zone = Some(check.time_zone.as_str());
-            lines
-                .extend(check.next_due.iter().map(|t| format!("  {}", shown(Some(t.at_ms), zone))));
+            // As the check rendered them: on the zone's wall clock, UTC beside when it differs.
+            lines.extend(check.next_due.iter().map(|t| {
+                if t.local == t.utc {
+                    format!("  {}", t.utc)
+                } else {
+                    format!("  {} ({})", t.local, t.utc)
+                }
+            }));
         }
     }
     let zone = Some(check.time_zone.as_str());
