@@ -15,17 +15,21 @@ mod guard_v4;
 mod identity;
 mod lease;
 mod shared;
+mod v1;
+mod v1_convert;
+#[cfg(feature = "async")]
+mod v1_hold;
 
 use crate::transport::StdRuntime;
 use crate::wasi_http::WasiHttp;
 use crate::LeaseClient;
 
 #[cfg(not(feature = "async"))]
-wit_bindgen::generate!({ world: "traffic-cop:lease/lease-provider@0.3.0", path: "wit" });
+wit_bindgen::generate!({ world: "traffic-cop:build/lease-component@0.0.0", path: "wit" });
 // The async component (async/Cargo.toml): the same exports and guard@0.4.0, with wit-bindgen
 // 0.57.1, whose async runtime is wasip3 0.6.0's.
 #[cfg(feature = "async")]
-wit_bindgen::generate!({ world: "traffic-cop:lease/lease-provider-async@0.4.0", path: "wit" });
+wit_bindgen::generate!({ world: "traffic-cop:build/lease-component-async@0.0.0", path: "wit" });
 
 use exports::traffic_cop::lease0_1_0::lease::LeaseState;
 

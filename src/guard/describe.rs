@@ -5,6 +5,7 @@
 
 use super::{GuardOptions, Outcome, SkipReason, Ticket};
 use crate::civil;
+use crate::error::Error;
 use crate::schedule::Schedule;
 
 /// Why a tick skipped; without options (they could not be read), times in UTC.
@@ -117,5 +118,88 @@ pub fn duration(ms: u64) -> String {
             0 => format!("{} d", s / 86_400),
             h => format!("{} d {h} h", s / 86_400),
         },
+    }
+}
+
+/// A skip's line for the log, which names the due time it is about (never the tick that woke
+/// the replica: a frozen replica's late tick can be about a later due time than its own):
+/// `[replica-1] skipped the due time 2026-11-27T02:00:00+01:00: held by replica-2, running
+/// since …`. A setting to fix is an error, not a skip: `[replica-1] error: set the
+/// `time_zone` variable: …`.
+pub fn skip_line(holder: &str, reason: &SkipReason, options: Option<&GuardOptions>) -> String {
+    let detail = match reason {
+        SkipReason::Error(error @ Error::BadOption(_)) => {
+            return format!("[{holder}] error: {}", error_text(error));
+        }
+        // Spin makes an instance per event, so a replica's earlier tick may still be working
+        // when its next one fires: naming itself as another holder would mislead.
+        SkipReason::HeldByOther { holder: Some(by), .. } if by == holder => format!(
+            "the previous tick of this replica is still working (lease held by {holder} until it \
+             completes or expires)"
+        ),
+        SkipReason::Error(error) => format!("could not decide: {}", error_text(error)),
+        other => describe_skip(other, options),
+    };
+    let due = match reason {
+        SkipReason::HeldByOther { due_at_ms, .. } => *due_at_ms,
+        SkipReason::AlreadyRan { due_at_ms, .. } | SkipReason::TooLate { due_at_ms, .. } => {
+            Some(*due_at_ms)
+        }
+        _ => None,
+    };
+    match due {
+        Some(due) => format!("[{holder}] skipped the due time {}: {detail}", shown(due, options)),
+        None => format!("[{holder}] skipped: {detail}"),
+    }
+}
+
+/// A granted run's line as it starts: `[replica-1] run for the due time …, fencing token 4`.
+pub fn run_line(ticket: &Ticket) -> String {
+    format!("[{}] {}", ticket.options.holder, describe_run(ticket))
+}
+
+/// A finished run's line: the run, its token, what it took over and caught up, the job's own
+/// words (`summary`, or the failure's reason) and, when closing it failed, why.
+pub fn finished_line(
+    ticket: &Ticket,
+    outcome: &Outcome,
+    summary: &str,
+    closing: Option<&Error>,
+) -> String {
+    let options = &ticket.options;
+    let what = match &ticket.manual_by {
+        Some(by) => format!("ran the manual run asked by {by}"),
+        None if options.schedule.is_scheduled() => {
+            format!("ran for the due time {}", shown(ticket.past_due.due_at_ms, Some(options)))
+        }
+        None => "ran".to_string(),
+    };
+    let mut line =
+        format!("[{}] {what} with fencing token {}", options.holder, ticket.fencing_token);
+    if ticket.previous_abandoned {
+        line += " (took over an abandoned run)";
+    }
+    if let Some(replaced) = ticket.replaced {
+        line += &format!(" (replaced the stuck run with token {replaced})");
+    }
+    if ticket.past_due.missed > 0 {
+        line += &format!(" (caught up {} missed due times)", ticket.past_due.missed);
+    }
+    line += &match (outcome, summary.trim()) {
+        (Outcome::Success, "") => ": succeeded".to_string(),
+        (Outcome::Success, said) => format!(": {said}"),
+        (Outcome::Failure(why), _) => format!(": failed: {why}"),
+    };
+    if let Some(error) = closing {
+        line += &format!("; complete failed: {}", error_text(error));
+    }
+    line
+}
+
+/// An error in words. A setting names the variable to set.
+pub fn error_text(error: &Error) -> String {
+    match error {
+        Error::BadOption(bad) => format!("set the `{}` variable: {}", bad.field, bad.message),
+        other => other.to_string(),
     }
 }

@@ -17,6 +17,7 @@
 //! | file | what it holds |
 //! |---|---|
 //! | `options` | [`GuardOptions`], validated when built |
+//! | `settings` | a job's settings as its deployment spells them (the variables' raw strings), parsed and judged once |
 //! | `check` | settings judged before a deployment runs them: one look, nothing written |
 //! | `decide` | the pure decision |
 //! | `describe` | skips and runs in one line each, for people |
@@ -52,6 +53,7 @@ mod record_keys;
 mod record_text;
 mod schedules;
 mod seen;
+mod settings;
 mod unheard;
 
 pub use blocked::{complete_held, note_blocked};
@@ -63,7 +65,9 @@ pub use check::{
 pub use claim::{claim, Claim};
 pub use complete::complete;
 pub use decide::{decide, Contend, Verdict};
-pub use describe::{deferral, describe_run, describe_skip, duration};
+pub use describe::{
+    deferral, describe_run, describe_skip, duration, error_text, finished_line, run_line, skip_line,
+};
 pub use fenced::{
     read_fenced, write_fenced, FencedData, FencedError, FencedWrite, FENCING_TOKEN_METADATA,
     MAX_FENCED_BYTES,
@@ -79,6 +83,7 @@ pub use record::{Grid, OfGrant, Paused, RunNow, RunRecord};
 pub use schedules::{
     agreement, Agreement, SeenSchedule, ALIVE_MS, DEPLOY_LIMIT_MS, FORGET_MS, STAMP_MS,
 };
+pub use settings::{variable_of, RawSettings, DEFAULT_LEASE_SECONDS};
 
 use crate::config::Lock;
 use crate::error::Error;

@@ -8,6 +8,7 @@ mod azurite_runner;
 mod board_html;
 mod boundary;
 mod component;
+mod contract;
 mod entra;
 mod faults;
 mod fenced_azurite;
@@ -33,6 +34,7 @@ pub fn tests() -> Vec<traffic_cop_testbed::runner::Test> {
         board_html::tests(),
         boundary::tests(),
         component::tests(),
+        contract::tests(),
         entra::tests(),
         faults::tests(),
         fenced_azurite::tests(),

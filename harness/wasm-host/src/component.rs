@@ -8,7 +8,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 wasmtime::component::bindgen!({
-    world: "traffic-cop:lease/lease-provider@0.3.0",
+    world: "traffic-cop:build/lease-component@0.0.0",
     path: "../../wit",
 });
 
@@ -29,6 +29,41 @@ pub mod v2 {
 /// The 0.3.0 guard's types (cron schedules in time zones, the operator's verbs).
 pub mod v3 {
     pub use super::exports::traffic_cop::lease0_3_0::guard::*;
+}
+
+/// traffic-cop:lease@1.0.0: the guard's types, with the raw verbs' as `v1::lease` and their
+/// error as `v1::Error`.
+pub mod v1 {
+    pub use super::exports::traffic_cop::lease1_0_0::guard::*;
+    pub use super::exports::traffic_cop::lease1_0_0::lease::Error;
+    pub mod lease {
+        pub use super::super::exports::traffic_cop::lease1_0_0::lease::*;
+    }
+
+    /// Settings with the lock and the holder, every other variable unset.
+    pub fn settings(
+        connection_string: &str,
+        container: &str,
+        lock: &str,
+        holder: &str,
+    ) -> Settings {
+        Settings {
+            connection_string: Some(connection_string.into()),
+            container: Some(container.into()),
+            lock: Some(lock.into()),
+            holder: Some(holder.into()),
+            lease_seconds: None,
+            keep_alive_seconds: None,
+            schedule: None,
+            time_zone: None,
+            cron_dialect: None,
+            early_tolerance_ms: None,
+            starting_deadline_seconds: None,
+            replace_after_seconds: None,
+            wait_ms: None,
+            max_job_seconds: None,
+        }
+    }
 }
 
 /// guard@0.3.0 options as the tests' other replicas use them: a 15 s lease and every other
@@ -105,10 +140,12 @@ pub struct Host {
     pub engine: Engine,
     pub component: Component,
     /// Imports resolved and type-checked once, as a serving host does.
-    pub(crate) pre: LeaseProviderPre<State>,
+    pub(crate) pre: LeaseComponentPre<State>,
 }
 
 pub use traffic_cop_testbed::built::wasm_path;
+/// A resource the component keeps (a 1.0 `run`), as a handle.
+pub use wasmtime::component::ResourceAny;
 
 impl Host {
     /// The host the tests share: wasmtime's default (on-demand) instance allocation.
@@ -148,7 +185,7 @@ impl Host {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).unwrap();
         wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker).unwrap();
-        let pre = LeaseProviderPre::new(linker.instantiate_pre(&component).expect("imports"))
+        let pre = LeaseComponentPre::new(linker.instantiate_pre(&component).expect("imports"))
             .expect("exports");
         Host { engine, component, pre }
     }
@@ -164,7 +201,7 @@ impl Host {
 /// One instance; each method is one exported call. A trap fails the test.
 pub struct Instance {
     pub(crate) store: Store<State>,
-    pub(crate) provider: LeaseProvider,
+    pub(crate) provider: LeaseComponent,
 }
 
 impl Instance {

@@ -8,6 +8,7 @@ pub mod apps;
 mod apps_kv;
 pub mod chaos;
 pub mod component;
+mod component_v1;
 mod component_v2;
 mod component_v3;
 pub mod guests;

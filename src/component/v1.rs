@@ -1,0 +1,365 @@
+//! `traffic-cop:lease@1.0.0`: the raw verbs, and the guard over a job's settings as its
+//! deployment spells them (parsed by the core) with a granted run kept in this instance as a
+//! `run` resource. Every line of text comes from the core's words (`guard::describe`).
+
+use super::exports::traffic_cop::lease1_0_0::guard::{self as wit, Guest, GuestRun};
+use super::exports::traffic_cop::lease1_0_0::lease as wl;
+use super::v1_convert::{self as convert, error};
+use super::{client, Component};
+use crate::config::Account;
+use crate::error::Error;
+use crate::guard::{self as core, Held, RawSettings};
+use crate::ops::{BreakPeriod, LeaseDuration, LeaseGrant, LeaseId};
+use crate::transport::{Runtime, StdRuntime};
+use std::time::Duration;
+
+/// The most due times one `due-times` call lists.
+const MAX_DUE_TIMES: u32 = 1000;
+
+impl wl::Guest for Component {
+    fn acquire(
+        lock: wl::Lock,
+        duration: wl::LeaseDuration,
+        proposed_id: Option<String>,
+    ) -> Result<wl::LeaseGrant, wl::Error> {
+        let duration = match duration {
+            wl::LeaseDuration::Fixed(seconds) => LeaseDuration::Fixed(seconds),
+            wl::LeaseDuration::Infinite => LeaseDuration::Infinite,
+        };
+        let acquired = lock_of(&lock).and_then(|lock| {
+            let proposed_id = proposed_id.as_deref().map(LeaseId::parse).transpose()?;
+            client().acquire(&lock, duration, proposed_id)
+        });
+        acquired.map(grant).map_err(error)
+    }
+
+    fn renew(lock: wl::Lock, lease_id: String) -> Result<wl::LeaseGrant, wl::Error> {
+        lock_of(&lock)
+            .and_then(|lock| client().renew(&lock, &LeaseId::parse(&lease_id)?))
+            .map(grant)
+            .map_err(error)
+    }
+
+    fn change(
+        lock: wl::Lock,
+        lease_id: String,
+        proposed_id: String,
+    ) -> Result<wl::LeaseGrant, wl::Error> {
+        lock_of(&lock)
+            .and_then(|lock| {
+                let (current, proposed) =
+                    (LeaseId::parse(&lease_id)?, LeaseId::parse(&proposed_id)?);
+                client().change(&lock, &current, &proposed)
+            })
+            .map(grant)
+            .map_err(error)
+    }
+
+    fn release(lock: wl::Lock, lease_id: String) -> Result<(), wl::Error> {
+        lock_of(&lock)
+            .and_then(|lock| client().release(&lock, &LeaseId::parse(&lease_id)?))
+            .map_err(error)
+    }
+
+    fn break_lease(lock: wl::Lock, break_period: Option<u32>) -> Result<u32, wl::Error> {
+        lock_of(&lock)
+            .and_then(|lock| client().break_lease(&lock, BreakPeriod(break_period)))
+            .map_err(error)
+    }
+
+    fn inspect(lock: wl::Lock) -> Result<wl::LockStatus, wl::Error> {
+        let status = lock_of(&lock).and_then(|lock| client().inspect(&lock)).map_err(error)?;
+        Ok(wl::LockStatus {
+            state: convert::lease_state(status.state),
+            locked: status.locked,
+            infinite: status.infinite,
+            metadata: status.metadata,
+            etag: status.etag,
+            last_modified: status.last_modified,
+        })
+    }
+
+    fn get_token(connection_string: String) -> Result<wl::AccessToken, wl::Error> {
+        let account = Account::from_connection_string(&connection_string).map_err(error)?;
+        match client().access_token(&account).map_err(error)? {
+            Some(token) => Ok(wl::AccessToken { token: token.token, expires_on: token.expires_on }),
+            None => Err(error(Error::InvalidConfig(
+                "this connection string authorizes with a key or SAS: it has no token (add \
+                 Authentication=… to use Entra ID)"
+                    .into(),
+            ))),
+        }
+    }
+}
+
+fn lock_of(lock: &wl::Lock) -> Result<crate::config::Lock, Error> {
+    crate::config::Lock::parse(&lock.connection_string, &lock.container, &lock.blob)
+}
+
+fn grant(grant: LeaseGrant) -> wl::LeaseGrant {
+    wl::LeaseGrant {
+        lease_id: grant.lease_id.to_string(),
+        etag: grant.etag,
+        last_modified: grant.last_modified,
+    }
+}
+
+thread_local! {
+    /// The holder of an instance whose settings name none: one label for all its calls.
+    static INSTANCE_HOLDER: String =
+        format!("instance-{:06x}", StdRuntime.random_u64() & 0xff_ffff);
+}
+
+fn raw(settings: wit::Settings) -> RawSettings {
+    let holder = settings.holder.filter(|holder| !holder.trim().is_empty());
+    RawSettings {
+        connection_string: settings.connection_string,
+        container: settings.container,
+        lock: settings.lock,
+        holder: holder.or_else(|| Some(INSTANCE_HOLDER.with(Clone::clone))),
+        lease_seconds: settings.lease_seconds,
+        keep_alive_seconds: settings.keep_alive_seconds,
+        schedule: settings.schedule,
+        time_zone: settings.time_zone,
+        cron_dialect: settings.cron_dialect,
+        early_tolerance_ms: settings.early_tolerance_ms,
+        starting_deadline_seconds: settings.starting_deadline_seconds,
+        replace_after_seconds: settings.replace_after_seconds,
+        wait_ms: settings.wait_ms,
+        max_job_seconds: settings.max_job_seconds,
+    }
+}
+
+/// A granted run: the caller holds a handle; the lease id, the connection string and the
+/// grant's record stay here.
+pub(super) struct GrantedRun {
+    pub(super) ticket: core::Ticket,
+    pub(super) held: Held,
+}
+
+impl GrantedRun {
+    fn granted(ticket: core::Ticket) -> wit::Run {
+        let held = Held::new(&ticket, &StdRuntime);
+        wit::Run::new(GrantedRun { ticket, held })
+    }
+
+    /// The ticket as the blocking calls take it, its lease's end brought up to date; refused
+    /// once the run is completed.
+    fn open(&self) -> Result<core::Ticket, Error> {
+        if self.held.is_closed() {
+            return Err(Error::InvalidArgument(
+                "the run was completed: its lease is released".into(),
+            ));
+        }
+        Ok(self.held.current(&self.ticket))
+    }
+}
+
+impl GuestRun for GrantedRun {
+    fn details(&self) -> wit::RunDetails {
+        let ticket = self.held.current(&self.ticket);
+        wit::RunDetails {
+            lock: ticket.lock.blob.clone(),
+            holder: ticket.options.holder().to_string(),
+            fencing_token: ticket.fencing_token,
+            started_at_ms: ticket.started_ms,
+            deadline_ms: core::unix_ms(ticket.deadline),
+            keep_alive_by_ms: core::unix_ms(ticket.keep_alive_by),
+            previous_abandoned: ticket.previous_abandoned,
+            replaced: ticket.replaced,
+            manual_by: ticket.manual_by.clone(),
+            past_due: convert::past_due(&ticket.past_due),
+        }
+    }
+
+    fn text(&self) -> String {
+        core::run_line(&self.ticket)
+    }
+
+    fn keep_alive(&self) -> Result<u64, wl::Error> {
+        self.open()
+            .and_then(|_| core::keep_alive_held(&mut client(), &self.ticket, &self.held))
+            .map(core::unix_ms)
+            .map_err(error)
+    }
+
+    fn write_fenced(
+        &self,
+        name: String,
+        contents: Vec<u8>,
+    ) -> Result<wit::FencedWrite, wit::FencedError> {
+        let ticket = self.open().map_err(|e| wit::FencedError::Failed(error(e)))?;
+        match core::write_fenced(&mut client(), &ticket, &name, &contents) {
+            Ok(written) => Ok(wit::FencedWrite {
+                name: written.name,
+                fencing_token: written.fencing_token,
+                etag: written.etag,
+            }),
+            Err(core::FencedError::Stale { presented, stored }) => {
+                Err(wit::FencedError::StaleFencingToken(wit::StaleFencingToken {
+                    presented,
+                    stored,
+                }))
+            }
+            Err(core::FencedError::Failed(failure)) => {
+                Err(wit::FencedError::Failed(error(failure)))
+            }
+        }
+    }
+
+    fn complete(&self, outcome: wit::Outcome) -> wit::Finished {
+        let (outcome, summary) = match outcome {
+            wit::Outcome::Success(summary) => (core::Outcome::Success, summary),
+            wit::Outcome::Failure(why) => (core::Outcome::Failure(why), String::new()),
+        };
+        let closed = self.open().and_then(|ticket| {
+            let blocked = self.held.stalled(StdRuntime.monotonic()).is_some();
+            // Closed before anything is sent: `hold` renews nothing more.
+            self.held.close();
+            if blocked {
+                core::complete_held(&mut client(), &ticket, &self.held, &outcome)
+            } else {
+                core::complete(&mut client(), &ticket, &outcome)
+            }
+        });
+        let failed = closed.err();
+        wit::Finished {
+            text: core::finished_line(&self.ticket, &outcome, &summary, failed.as_ref()),
+            error: failed.map(error),
+        }
+    }
+}
+
+impl Guest for Component {
+    type Run = GrantedRun;
+
+    fn guarded_invoke(settings: wit::Settings) -> wit::Decision {
+        let raw = raw(settings);
+        let options = raw.options(&StdRuntime);
+        let decided = options
+            .clone()
+            .and_then(|options| Ok(core::guarded_invoke(&mut client(), &raw.lock()?, &options)));
+        match decided {
+            Ok(core::Decision::Run(ticket)) => wit::Decision::Run(GrantedRun::granted(ticket)),
+            Ok(core::Decision::Skip(reason)) => skip(&raw, reason, options.ok().as_ref()),
+            Err(failure) => skip(&raw, core::SkipReason::Error(failure), options.ok().as_ref()),
+        }
+    }
+
+    fn claim(
+        settings: wit::Settings,
+        items: Vec<String>,
+        max: u32,
+    ) -> Result<wit::Claimed, wl::Error> {
+        let raw = raw(settings);
+        let options = raw.options(&StdRuntime).map_err(error)?;
+        let (account, container) = raw.place().map_err(error)?;
+        let claim = core::claim(&mut client(), &account, &container, &items, &options, max)
+            .map_err(error)?;
+        Ok(wit::Claimed {
+            runs: claim.tickets.into_iter().map(GrantedRun::granted).collect(),
+            stopped: claim.stopped.map(error),
+        })
+    }
+
+    fn board(settings: wit::Settings) -> Result<wit::StatusBoard, wl::Error> {
+        let (account, container) = raw(settings).place().map_err(error)?;
+        let entries = core::board(&mut client(), &account, &container).map_err(error)?;
+        Ok(convert::status_board(entries))
+    }
+
+    fn read_fenced(
+        settings: wit::Settings,
+        name: String,
+    ) -> Result<Option<wit::FencedData>, wl::Error> {
+        let (account, container) = raw(settings).place().map_err(error)?;
+        let data = core::read_fenced(&mut client(), &account, &container, &name).map_err(error)?;
+        Ok(data.map(|data| wit::FencedData {
+            contents: data.contents,
+            fencing_token: data.fencing_token,
+            etag: data.etag,
+        }))
+    }
+
+    fn pause(
+        settings: wit::Settings,
+        by: String,
+        reason: String,
+        drain_ms: u32,
+    ) -> Result<wit::OperatorAnswer, wl::Error> {
+        let lock = raw(settings).lock().map_err(error)?;
+        let drain = Duration::from_millis(drain_ms.into());
+        core::pause(&mut client(), &lock, &by, &reason, drain)
+            .map(convert::operator_answer)
+            .map_err(error)
+    }
+
+    fn resume(settings: wit::Settings, by: String) -> Result<wit::OperatorAnswer, wl::Error> {
+        let lock = raw(settings).lock().map_err(error)?;
+        core::resume(&mut client(), &lock, &by).map(convert::operator_answer).map_err(error)
+    }
+
+    fn run_now(settings: wit::Settings, by: String) -> Result<wit::OperatorAnswer, wl::Error> {
+        let lock = raw(settings).lock().map_err(error)?;
+        core::run_now(&mut client(), &lock, &by).map(convert::operator_answer).map_err(error)
+    }
+
+    fn check_settings(
+        settings: wit::Settings,
+        count: u32,
+        reach_storage: bool,
+    ) -> wit::SettingsCheck {
+        let raw = raw(settings);
+        let text = |field: &Option<String>| {
+            field.as_deref().map(str::trim).unwrap_or_default().to_string()
+        };
+        let (connection_string, container, blob) =
+            (text(&raw.connection_string), text(&raw.container), text(&raw.lock));
+        let checked = core::Settings {
+            connection_string: &connection_string,
+            container: &container,
+            blob: &blob,
+            options: raw.options(&StdRuntime),
+            schedule: raw.schedule(),
+        };
+        convert::settings_check(core::check_settings(&mut client(), checked, count, reach_storage))
+    }
+
+    fn due_times(
+        settings: wit::Settings,
+        after_ms: u64,
+        count: u32,
+    ) -> Result<Vec<u64>, wl::Error> {
+        let schedule = raw(settings).schedule().map_err(error)?;
+        Ok(core::due_times(&schedule, after_ms, count.min(MAX_DUE_TIMES)))
+    }
+
+    fn show_time(at_ms: u64, time_zone: Option<String>) -> Result<wit::ShownTime, wl::Error> {
+        let zone = match time_zone.as_deref().map(str::trim) {
+            None | Some("") => crate::zone::Zone::utc(),
+            Some(name) => crate::zone::Zone::named(name).map_err(|e| {
+                error(Error::BadOption(crate::error::FieldError::new("time_zone", e.to_string())))
+            })?,
+        };
+        Ok(convert::shown_time(core::ShownTime::new(at_ms, &zone)))
+    }
+
+    fn error_text(failure: wl::Error) -> String {
+        core::error_text(&convert::core_error(failure))
+    }
+}
+
+/// A skip with its line: the holder the settings name (or, when they cannot be read, the
+/// variable's raw value), times on the schedule's wall clock (UTC when unreadable).
+fn skip(
+    raw: &RawSettings,
+    reason: core::SkipReason,
+    options: Option<&core::GuardOptions>,
+) -> wit::Decision {
+    let holder = match options {
+        Some(options) => options.holder().to_string(),
+        None => raw.holder.clone().unwrap_or_else(|| "this replica".into()),
+    };
+    let text = core::skip_line(&holder, &reason, options);
+    wit::Decision::Skip(wit::Skipped { reason: convert::skip_reason(reason), text })
+}
