@@ -135,12 +135,22 @@ fn raw(settings: wit::Settings) -> RawSettings {
 pub(super) struct GrantedRun {
     pub(super) ticket: core::Ticket,
     pub(super) held: Held,
+    /// The lease was lost while the job worked (`hold` or `keep-alive` said so): `complete`
+    /// then sends nothing, and the next grant reports the run abandoned.
+    stopped: std::cell::RefCell<Option<Error>>,
 }
 
 impl GrantedRun {
     fn granted(ticket: core::Ticket) -> wit::Run {
         let held = Held::new(&ticket, &StdRuntime);
-        wit::Run::new(GrantedRun { ticket, held })
+        wit::Run::new(GrantedRun { ticket, held, stopped: Default::default() })
+    }
+
+    /// Keeps a lost lease's error: the run is over whatever the job does next.
+    pub(super) fn note(&self, error: &Error) {
+        if matches!(error, Error::LeaseLost(_)) {
+            self.stopped.borrow_mut().get_or_insert_with(|| error.clone());
+        }
     }
 
     /// The ticket as the blocking calls take it, its lease's end brought up to date; refused
@@ -177,10 +187,13 @@ impl GuestRun for GrantedRun {
     }
 
     fn keep_alive(&self) -> Result<u64, wl::Error> {
-        self.open()
-            .and_then(|_| core::keep_alive_held(&mut client(), &self.ticket, &self.held))
-            .map(core::unix_ms)
-            .map_err(error)
+        let renewed = self
+            .open()
+            .and_then(|_| core::keep_alive_held(&mut client(), &self.ticket, &self.held));
+        if let Err(lost) = &renewed {
+            self.note(lost);
+        }
+        renewed.map(core::unix_ms).map_err(error)
     }
 
     fn write_fenced(
@@ -212,20 +225,40 @@ impl GuestRun for GrantedRun {
             wit::Outcome::Success(summary) => (core::Outcome::Success, summary),
             wit::Outcome::Failure(why) => (core::Outcome::Failure(why), String::new()),
         };
-        let closed = self.open().and_then(|ticket| {
-            let blocked = self.held.stalled(StdRuntime.monotonic()).is_some();
-            // Closed before anything is sent: `hold` renews nothing more.
-            self.held.close();
-            if blocked {
-                core::complete_held(&mut client(), &ticket, &self.held, &outcome)
-            } else {
-                core::complete(&mut client(), &ticket, &outcome)
+        let stopped = self.stopped.borrow().clone();
+        let end = match (stopped, self.open()) {
+            (Some(lost), _) => {
+                self.held.close();
+                core::RunEnd::Stopped(lost)
             }
-        });
-        let failed = closed.err();
+            (None, Err(refused)) => {
+                core::RunEnd::Closed { failed: Some(refused), outlived_ms: None }
+            }
+            (None, Ok(ticket)) => {
+                let now = StdRuntime.monotonic();
+                let blocked = self.held.stalled(now).is_some();
+                // Past the lease's end on this instance's monotonic clock: nothing renewed it
+                // while the job ran (a wrapped sync handler), and another run may have started.
+                let outlived_ms = now
+                    .checked_sub(self.held.lease_ends().instant())
+                    .map(|over| over.as_millis() as u64);
+                // Closed before anything is sent: `hold` renews nothing more.
+                self.held.close();
+                let closed = if blocked {
+                    core::complete_held(&mut client(), &ticket, &self.held, &outcome)
+                } else {
+                    core::complete(&mut client(), &ticket, &outcome)
+                };
+                core::RunEnd::Closed { failed: closed.err(), outlived_ms }
+            }
+        };
+        let failure = match &end {
+            core::RunEnd::Stopped(lost) => Some(lost.clone()),
+            core::RunEnd::Closed { failed, .. } => failed.clone(),
+        };
         wit::Finished {
-            text: core::finished_line(&self.ticket, &outcome, &summary, failed.as_ref()),
-            error: failed.map(error),
+            text: core::finished_line(&self.ticket, &outcome, &summary, &end),
+            error: failure.map(error),
         }
     }
 }

@@ -28,6 +28,9 @@ impl Guest for Component {
                 );
             }
         }
+        if let Err(lost) = &held {
+            run.note(lost);
+        }
         held.map_err(error)
     }
 }

@@ -159,13 +159,8 @@ pub fn run_line(ticket: &Ticket) -> String {
 }
 
 /// A finished run's line: the run, its token, what it took over and caught up, the job's own
-/// words (`summary`, or the failure's reason) and, when closing it failed, why.
-pub fn finished_line(
-    ticket: &Ticket,
-    outcome: &Outcome,
-    summary: &str,
-    closing: Option<&Error>,
-) -> String {
+/// words (`summary`, or the failure's reason), and how it ended if not as the job said.
+pub fn finished_line(ticket: &Ticket, outcome: &Outcome, summary: &str, end: &RunEnd) -> String {
     let options = &ticket.options;
     let what = match &ticket.manual_by {
         Some(by) => format!("ran the manual run asked by {by}"),
@@ -185,15 +180,34 @@ pub fn finished_line(
     if ticket.past_due.missed > 0 {
         line += &format!(" (caught up {} missed due times)", ticket.past_due.missed);
     }
+    if let RunEnd::Stopped(lost) = end {
+        return line + &format!(": stopped: lease lost during the work ({})", error_text(lost));
+    }
     line += &match (outcome, summary.trim()) {
         (Outcome::Success, "") => ": succeeded".to_string(),
         (Outcome::Success, said) => format!(": {said}"),
         (Outcome::Failure(why), _) => format!(": failed: {why}"),
     };
-    if let Some(error) = closing {
+    if let RunEnd::Closed { outlived_ms: Some(over), .. } = end {
+        line += &format!(
+            "; it outlived its lease by {}: another run may have started meanwhile",
+            duration(*over)
+        );
+    }
+    if let RunEnd::Closed { failed: Some(error), .. } = end {
         line += &format!("; complete failed: {}", error_text(error));
     }
     line
+}
+
+/// How a run ended, as its line says.
+pub enum RunEnd {
+    /// `complete` was sent: whether it failed, and how long after the lease's deadline the job
+    /// ended (a job nothing renewed, which outlived its lease).
+    Closed { failed: Option<Error>, outlived_ms: Option<u64> },
+    /// The lease was lost while the job worked (a renewal said so): nothing was sent to close
+    /// the run, which the next grant reports abandoned.
+    Stopped(Error),
 }
 
 /// An error in words. A setting names the variable to set.

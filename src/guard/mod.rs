@@ -66,7 +66,8 @@ pub use claim::{claim, Claim};
 pub use complete::complete;
 pub use decide::{decide, Contend, Verdict};
 pub use describe::{
-    deferral, describe_run, describe_skip, duration, error_text, finished_line, run_line, skip_line,
+    deferral, describe_run, describe_skip, duration, error_text, finished_line, run_line,
+    skip_line, RunEnd,
 };
 pub use fenced::{
     read_fenced, write_fenced, FencedData, FencedError, FencedWrite, FENCING_TOKEN_METADATA,

@@ -278,6 +278,12 @@ pub fn decision(replica: usize, line: &str) -> Option<Decision> {
         return None;
     }
     let json = serde_json::from_str::<serde_json::Value>(line).ok()?;
+    let said = json["detail"].as_str().unwrap_or_default();
+    // A run's line is `[holder] ran … with fencing token N (…): <the run's own words>`.
+    let detail = match said.split_once(" with fencing token ") {
+        Some((_, rest)) if json["decision"] == "run" => rest.split_once(": ").map_or(rest, |w| w.1),
+        _ => said,
+    };
     Some(Decision {
         replica,
         run: json["decision"] == "run",
@@ -285,7 +291,7 @@ pub fn decision(replica: usize, line: &str) -> Option<Decision> {
         token: json["fencing_token"].as_u64(),
         missed: json["missed"].as_u64(),
         abandoned: json["previous_abandoned"] == true,
-        detail: json["detail"].as_str().unwrap_or_default().to_string(),
+        detail: detail.to_string(),
         blocked: json["blocked"] == true,
     })
 }

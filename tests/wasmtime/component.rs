@@ -41,7 +41,9 @@ fn component_exports_lease_guard_and_identity_and_imports_only_wasi() {
             "traffic-cop:lease/guard@0.1.0",
             "traffic-cop:lease/guard@0.2.0",
             "traffic-cop:lease/identity@0.2.0",
-            "traffic-cop:lease/guard@0.3.0"
+            "traffic-cop:lease/guard@0.3.0",
+            "traffic-cop:lease/lease@1.0.0",
+            "traffic-cop:lease/guard@1.0.0"
         ]
     );
     assert!(imports.iter().all(|i| i.starts_with("wasi:")), "{imports:?}");

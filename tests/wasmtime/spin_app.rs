@@ -111,15 +111,10 @@ fn the_manifest_matches_the_build() {
             .exports(&Host::shared().engine)
             .map(|(n, _)| n.to_string())
             .collect();
-        // The app is on the 0.3.0 guard, which takes its types from the 0.1.0 lease, and keeps
-        // Entra ID tokens with the 0.2.0 identity interface.
+        // The app is on the 1.0 contract: the guard, and the raw interface for Entra ID tokens.
         assert_eq!(
             ours,
-            [
-                "traffic-cop:lease/lease@0.1.0",
-                "traffic-cop:lease/guard@0.3.0",
-                "traffic-cop:lease/identity@0.2.0"
-            ],
+            ["traffic-cop:lease/lease@1.0.0", "traffic-cop:lease/guard@1.0.0"],
             "{id} imports {imports:?}"
         );
         for import in ours {
@@ -179,7 +174,7 @@ fn the_wrappers_import_nothing_spin_specific() {
             "wasi:http/handler@0.3.0-rc-2026-03-15",
         ),
         // The guard is what the attribute imports in place of a wrapped job.
-        (guarded, "wasi:http/types@", "traffic-cop:lease/guard@0.3.0"),
+        (guarded, "wasi:http/types@", "traffic-cop:lease/guard@1.0.0"),
     ] {
         let name = wasm.file_stem().unwrap().to_string_lossy().into_owned();
         let wrapper =
@@ -187,7 +182,7 @@ fn the_wrappers_import_nothing_spin_specific() {
                 .unwrap();
         let imports: Vec<String> =
             wrapper.component_type().imports(engine).map(|(n, _)| n.to_string()).collect();
-        let standard = ["wasi:", trigger_types, job, "traffic-cop:lease/"];
+        let standard = ["wasi:", trigger_types, job, "traffic-cop:lease/", "traffic-cop:hold/"];
         let other: Vec<&String> =
             imports.iter().filter(|i| !standard.iter().any(|s| i.starts_with(s))).collect();
         assert!(
@@ -235,9 +230,9 @@ fn cron_replicas_run_the_job_once_per_interval() {
 fn a_cron_component_with_a_missing_variable_reports_which() {
     let (cron, _) = apps();
     let mut partial = variables("cronbad", "r");
-    partial.remove("lease_seconds");
+    partial.remove("container");
     let error = cron.cron_tick(&partial, 1, None).unwrap_err();
-    assert!(error.contains("lease_seconds"), "{error}");
+    assert!(error.contains("set the `container` variable: is not set"), "{error}");
 }
 
 fn http_component_runs_the_job_and_renders_the_board() {

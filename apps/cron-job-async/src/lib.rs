@@ -1,11 +1,12 @@
 //! Cron-triggered Spin component for trigger-cron 0.5.0 and later (`spin:cron@3.0.0`, an async
 //! export, Spin 4). The same decisions and reports as `cron-job`, but the job never renews its
-//! lease itself: guard@0.4.0's `hold` renews it beside the work, and says when the work must
-//! stop, a third of the lease before the lease could pass to another replica.
+//! lease itself: the lease component's `hold` renews it beside the work, and says when the work
+//! must stop, a third of the lease before the lease could pass to another replica.
 
 wit_bindgen::generate!({ world: "cron-job-async", path: "../wit", generate_all });
 
-use traffic_cop_app::{run_holding, Holding, Settings, TickReport};
+use traffic_cop_app::guard::Outcome;
+use traffic_cop_app::{decide, report_and_write, Settings, TickReport, Turn};
 use wasi::clocks::monotonic_clock;
 
 struct CronJob;
@@ -30,15 +31,15 @@ impl Guest for CronJob {
 }
 
 async fn tick(settings: &Settings) -> TickReport {
-    let (ticket, grant) = match run_holding(settings, |_| work(settings.work_ms)).await {
-        Holding::Skipped(report) | Holding::Stopped(report) => return report,
-        Holding::Worked { ticket, grant, output: () } => (ticket, grant),
+    let granted = match decide(settings) {
+        Turn::Skipped(report) => return report,
+        Turn::Granted(granted) => granted,
     };
-    let (outcome, detail) = traffic_cop_app::janitor(settings);
-    let written = traffic_cop_app::result::write_result(settings, &grant, |name, contents| {
-        ticket.write_fenced(name, contents)
-    });
-    traffic_cop_app::completed(settings, &ticket, &grant, &outcome, format!("{detail}; {written}"))
+    if granted.beside_hold(work(settings.work_ms)).await.is_none() {
+        return granted.finish(settings, &Outcome::Failure(String::new()));
+    }
+    let outcome = report_and_write(settings, &granted.run, &granted.details);
+    granted.finish(settings, &outcome)
 }
 
 /// The long part of the job: `work_ms` of waiting that yields, so `hold` renews meanwhile.

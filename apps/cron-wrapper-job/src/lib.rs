@@ -12,13 +12,13 @@ export!(Wrapper);
 
 impl Guest for Wrapper {
     async fn handle_cron_event(metadata: Metadata) -> Result<(), Error> {
-        let call = |settings: &traffic_cop_app::Settings, grant: &traffic_cop_app::Grant| {
+        let call = |_: &_, granted: &traffic_cop_app::guard::RunDetails| {
             run(Grant {
-                lock: settings.lock.clone(),
-                fencing_token: grant.fencing_token,
-                due_at_ms: grant.past_due.due_at_ms,
-                missed: grant.past_due.missed,
-                previous_abandoned: grant.previous_abandoned,
+                lock: granted.lock.clone(),
+                fencing_token: granted.fencing_token,
+                due_at_ms: granted.past_due.due_at_ms,
+                missed: granted.past_due.missed,
+                previous_abandoned: granted.previous_abandoned,
             })
         };
         let reason = |why: &String| why.clone();

@@ -2,14 +2,13 @@
 //! 0.5.0 calls it too): a guarded singleton made of any sync cron component, unchanged. As the
 //! async wrapper, with guard@0.3.0, and one difference that matters: a sync call blocks the
 //! instance, so nothing renews the lease while the wrapped handler runs. A job must end within
-//! its lease. `max_job_seconds` states how long it may take, and a lease shorter than that is
-//! refused; a run that outlived its lease anyway says so (another run may have started).
+//! its lease. `max_job_seconds` states how long it may take, and the lease component refuses a
+//! lease shorter than that; a run that outlived its lease anyway says so (another run may
+//! have started).
 
 wit_bindgen::generate!({ world: "cron-wrapper", path: "../wit", generate_all });
 
-use traffic_cop_app::guard::Outcome;
-use traffic_cop_app::unrenewed::{self, Unrenewed};
-use traffic_cop_app::{Settings, TickReport};
+use traffic_cop_app::{handler_outcome, run_once, Settings, TickReport};
 
 struct Wrapper;
 
@@ -33,21 +32,11 @@ impl Guest for Wrapper {
 
 /// The decision, and on a run the wrapped handler's answer, which the event returns too.
 fn tick(settings: &Settings) -> (TickReport, Result<(), Error>) {
-    let (ticket, grant) = match unrenewed::decide(settings) {
-        Unrenewed::Skipped(report) => return (report, Ok(())),
-        Unrenewed::Late(report) => {
-            let stopped = Error::Other(report.detail.clone());
-            return (report, Err(stopped));
-        }
-        Unrenewed::Granted { ticket, grant } => (ticket, grant),
-    };
-    // The due time the run is for, not the tick's time (see the async wrapper).
-    let answer = handle_cron_event(Metadata { timestamp: grant.past_due.due_at_ms / 1000 });
-    let (outcome, detail) = match &answer {
-        Ok(()) => (Outcome::Success, "the handler succeeded".to_string()),
-        Err(Error::Other(why)) => {
-            (Outcome::Failure(why.clone()), format!("the handler failed: {why}"))
-        }
-    };
-    (unrenewed::finished(settings, &ticket, &grant, &outcome, detail), answer)
+    let mut answer = Ok(());
+    let report = run_once(settings, |_, run| {
+        // The due time the run is for, not the tick's time (see the async wrapper).
+        answer = handle_cron_event(Metadata { timestamp: run.past_due.due_at_ms / 1000 });
+        handler_outcome(answer.clone().map_err(|Error::Other(why)| why))
+    });
+    (report, answer)
 }

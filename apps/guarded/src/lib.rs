@@ -11,16 +11,15 @@
 //!
 //! Every request the component gets is a tick, answered as the WASI 0.3 HTTP wrapper answers:
 //! a skip 200 with the decision as JSON, a run the handler's own response (a status of 400 or
-//! more is the run's failure), a grant that came after its lease's deadline 503, settings that
-//! cannot be used 500. The handler's request carries the run in `RUN_HEADERS`, which replace
+//! more is the run's failure), settings that cannot be used 500. The handler's request carries the run in `RUN_HEADERS`, which replace
 //! any the caller sent. Nothing renews the lease while the handler runs (WASI 0.2 has no
 //! background task), so the handler must end within its lease, as behind the sync cron wrapper:
 //! `max_job_seconds` states how long it may take, and a longer one than the lease is refused.
 
 use spin_sdk::http::IntoResponse;
 use std::future::Future;
-use traffic_cop_app::unrenewed::{self, Unrenewed};
-use traffic_cop_app::{answered, run_header_values, Settings, TickReport, RUN_HEADERS};
+use traffic_cop_app::RUN_HEADERS;
+use traffic_cop_app::{answered, run_header_values, run_unrenewed, Settings, TickReport};
 
 pub use spin_sdk::http::{Request, Response};
 pub use traffic_cop_guarded_macro::guarded;
@@ -43,21 +42,25 @@ where
             return answer(500, "text/plain; charset=utf-8", bad.to_string());
         }
     };
-    let (ticket, grant) = match unrenewed::decide(&settings) {
-        Unrenewed::Skipped(report) => {
-            let status = if report.is_misconfigured() { 500 } else { 200 };
-            return decision(&prefix, status, report);
+    let call = |run: &_| {
+        for (name, value) in RUN_HEADERS.into_iter().zip(run_header_values(run)) {
+            request.set_header(name, value);
         }
-        Unrenewed::Late(report) => return decision(&prefix, 503, report),
-        Unrenewed::Granted { ticket, grant } => (ticket, grant),
+        async {
+            let response = job(request).await.into_response();
+            (answered(*response.status()), response)
+        }
     };
-    for (name, value) in RUN_HEADERS.into_iter().zip(run_header_values(&grant)) {
-        request.set_header(name, value);
+    match run_unrenewed(&settings, call).await {
+        (report, Some(response)) => {
+            report.print(&prefix);
+            response
+        }
+        (report, None) => {
+            let status = if report.is_misconfigured() { 500 } else { 200 };
+            decision(&prefix, status, report)
+        }
     }
-    let response = job(request).await.into_response();
-    let (outcome, detail) = answered(*response.status());
-    unrenewed::finished(&settings, &ticket, &grant, &outcome, detail).print(&prefix);
-    response
 }
 
 /// The decision logged, and answered as JSON.

@@ -2,7 +2,7 @@
 //! any WASI 0.3 HTTP component, unchanged, for hosts where a scheduler calls a route (a
 //! Kubernetes CronJob's `curl`). Every request that reaches the wrapper is a tick: the guard
 //! decides, and only on the replica whose turn it is does the wrapped component's own handler
-//! get the request, with guard@0.4.0's `hold` renewing the lease beside it. Routes the manifest
+//! get the request, with the lease component's `hold` renewing the lease beside it. Routes the manifest
 //! sends straight to the job are not guarded.
 //!
 //! Answers, so that a scheduler's `curl --fail` counts only real failures:
@@ -21,8 +21,8 @@
 wit_bindgen::generate!({ world: "http-wrapper-async", path: "../wit", generate_all });
 
 use exports::wasi::http::handler::Guest;
-use traffic_cop_app::guard::Outcome;
-use traffic_cop_app::{answered, run_header_values, run_holding, Grant, Holding, Settings};
+use traffic_cop_app::guard::{Outcome, RunDetails};
+use traffic_cop_app::{answered, run_header_values, run_holding, Settings};
 use traffic_cop_app::{TickReport, RUN_HEADERS};
 use wasi::http::handler::handle as wrapped_handle;
 use wasi::http::types::{ErrorCode, Fields, Request, Response};
@@ -57,30 +57,32 @@ enum Answered {
 }
 
 async fn tick(settings: &Settings, request: Request) -> (TickReport, Answered) {
-    let call = move |grant: &Grant| wrapped_handle(with_run(request, grant));
-    let (ticket, grant, response) = match run_holding(settings, call).await {
-        Holding::Skipped(report) => {
-            let status = if report.is_misconfigured() { 500 } else { 200 };
-            return (report, Answered::Decision(status));
+    let call = move |run: &RunDetails| {
+        let response = wrapped_handle(with_run(request, run));
+        async {
+            let response = response.await;
+            let outcome = match &response {
+                Ok(response) => answered(response.get_status_code()),
+                Err(error) => Outcome::Failure(format!("the handler failed: {error:?}")),
+            };
+            (outcome, response)
         }
-        Holding::Stopped(report) => return (report, Answered::Decision(503)),
-        Holding::Worked { ticket, grant, output } => (ticket, grant, output),
     };
-    let (outcome, detail) = match &response {
-        Ok(response) => answered(response.get_status_code()),
-        Err(error) => (
-            Outcome::Failure(format!("the handler failed: {error:?}")),
-            format!("the handler failed: {error:?}"),
-        ),
-    };
-    let report = traffic_cop_app::completed(settings, &ticket, &grant, &outcome, detail);
-    (report, Answered::Handler(response))
+    match run_holding(settings, call).await {
+        (report, Some(response)) => (report, Answered::Handler(response)),
+        // A run whose lease was lost while the handler worked: its call was dropped.
+        (report, None) if report.fencing_token.is_some() => (report, Answered::Decision(503)),
+        (report, None) => {
+            let status = if report.is_misconfigured() { 500 } else { 200 };
+            (report, Answered::Decision(status))
+        }
+    }
 }
 
 /// The caller's request, its body streamed through, with the run in [`RUN_HEADERS`].
-fn with_run(request: Request, grant: &Grant) -> Request {
+fn with_run(request: Request, run: &RunDetails) -> Request {
     let headers = request.get_headers().clone();
-    for (name, value) in RUN_HEADERS.into_iter().zip(run_header_values(grant)) {
+    for (name, value) in RUN_HEADERS.into_iter().zip(run_header_values(run)) {
         // A caller's own header of the name is dropped: the job must not be told a token
         // it was not granted. A fresh copy of the headers is mutable, and the names and
         // digits are valid, so neither call fails.

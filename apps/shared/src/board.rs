@@ -4,7 +4,6 @@
 
 use crate::guard::{self, BoardEntry, PastOutcome};
 use crate::lease::LeaseState;
-use crate::words::describe;
 use crate::Settings;
 use serde::{Deserialize, Serialize};
 
@@ -195,7 +194,7 @@ pub fn state_name(state: LeaseState) -> &'static str {
 
 /// Lists the container now (one List Blobs per 200 locks).
 pub fn list(settings: &Settings) -> Result<Snapshot, String> {
-    let board = guard::board(&settings.location()).map_err(|e| describe(&e))?;
+    let board = guard::board(&settings.guard).map_err(|e| guard::error_text(&e))?;
     Ok(Snapshot {
         app: if settings.app_name.is_empty() {
             settings.lock.clone()

@@ -1,11 +1,11 @@
-//! The settings check: the guard's `check-settings` with each field it names turned into the
-//! Spin variable a user sets. `GET /check` (and `scripts/check-settings`) asks storage once,
-//! creating nothing; a tick that cannot decide and `/metrics` ask without a request.
+//! The settings check: the lease component's `check-settings`, whose problems name the Spin
+//! variable to set. `GET /check` (and `scripts/check-settings`) asks storage once, creating
+//! nothing; `/metrics` asks without a request.
 
 use crate::guard::{self, SettingsCheck, StorageAnswer};
-use crate::lease::LeaseError;
+use crate::lease::Error as LeaseError;
 use crate::settings::BadVariable;
-use crate::words::{lease_error, shown};
+use crate::words::shown;
 use crate::Settings;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -13,39 +13,19 @@ use serde_json::{json, Value};
 /// How many due times `/check` shows.
 const SHOWN_DUE_TIMES: u32 = 5;
 
-/// The Spin variable (spin.toml) that sets a field the guard names.
-pub fn variable_of(field: &str) -> &'static str {
-    match field {
-        "holder" => "holder",
-        "lease-seconds" | "keep-alive-seconds" => "lease_seconds",
-        "starting-deadline-seconds" => "starting_deadline_seconds",
-        "overlap" => "replace_after_seconds",
-        "time-zone" => "time_zone",
-        "connection-string" => "connection_string",
-        "container" => "container",
-        "blob" => "lock",
-        // The expression and its fields (second, minute, …, day-of-week).
-        _ => "schedule",
-    }
-}
-
-/// The settings' problems, as variables to fix; no request is sent.
+/// Every variable whose value cannot be used, as the lease component judges them (no request).
 pub fn problems(settings: &Settings) -> Vec<BadVariable> {
-    bad_variables(&guard::check_settings(&settings.lock(), &settings.options(), 0, false))
+    bad_variables(&guard::check_settings(&settings.guard, 0, false))
 }
 
 fn bad_variables(check: &SettingsCheck) -> Vec<BadVariable> {
     check
         .problems
         .iter()
-        .map(|p| BadVariable {
-            variable: variable_of(&p.field),
-            message: format!("{}: {}", p.field, p.message),
-        })
+        .map(|p| BadVariable { variable: p.variable.clone(), message: p.message.clone() })
         .collect()
 }
 
-/// What storage said to the check's one look.
 enum Storage {
     /// Not asked: the connection string or names cannot be used.
     NotAsked,
@@ -71,8 +51,7 @@ struct Findings {
 
 impl Findings {
     fn of(settings: &Settings) -> Findings {
-        let check =
-            guard::check_settings(&settings.lock(), &settings.options(), SHOWN_DUE_TIMES, true);
+        let check = guard::check_settings(&settings.guard, SHOWN_DUE_TIMES, true);
         let storage = match &check.storage {
             None => Storage::NotAsked,
             Some(StorageAnswer::LockMissing) => Storage::Missing,
@@ -82,7 +61,7 @@ impl Findings {
                 last_start_ms: found.last_start_ms,
             },
             Some(StorageAnswer::Failed(error)) => {
-                Storage::Failed { error: lease_error(error), fix: fix_for(error) }
+                Storage::Failed { error: guard::error_text(error), fix: fix_for(error) }
             }
         };
         Findings { problems: bad_variables(&check), check, storage }
@@ -113,7 +92,7 @@ fn fix_for(error: &LeaseError) -> &'static str {
             "check `storage_endpoint` (or the endpoint in `connection_string`), that the host \
              is in the component's `allowed_outbound_hosts`, and that it is reachable from here"
         }
-        LeaseError::InvalidConfig(_) => "fix `connection_string`",
+        LeaseError::InvalidConfig(_) | LeaseError::UnusableToken(_) => "fix `connection_string`",
         LeaseError::Throttled(_) => "try again later: the account is busy",
         _ => "see the storage service's answer above",
     }

@@ -199,7 +199,7 @@ pub fn render(
         "1 for each of this app's variables whose value cannot be used (the job cannot run until it is fixed).",
         openmetrics,
     );
-    let mut variables: Vec<&str> = misconfigured.iter().map(|bad| bad.variable).collect();
+    let mut variables: Vec<&str> = misconfigured.iter().map(|bad| bad.variable.as_str()).collect();
     variables.dedup();
     for variable in variables {
         out.push_str(&format!("traffic_cop_misconfigured{{variable=\"{}\"}} 1\n", label(variable)));

@@ -1,8 +1,7 @@
 //! The operator's routes: pause (with an optional drain for deploys), resume and run-now, each
-//! one call of guard@0.3.0, answered with the lock's state after it as JSON.
+//! one call of the lease component, answered with the lock's state after it as JSON.
 
 use crate::guard::{self, OperatorAnswer};
-use crate::words::describe;
 use crate::Settings;
 use serde::Serialize;
 
@@ -30,7 +29,6 @@ pub fn call(settings: &Settings, verb: &str, query: &str) -> Result<String, (u16
     let by = query_value(query, "by")
         .filter(|by| !by.trim().is_empty())
         .ok_or((400, "say who asks: ?by=<name>".to_string()))?;
-    let lock = settings.lock();
     let answer = match verb {
         "/pause" => {
             let reason = query_value(query, "reason").unwrap_or_default();
@@ -40,12 +38,12 @@ pub fn call(settings: &Settings, verb: &str, query: &str) -> Result<String, (u16
                     (400, format!("drain_ms must be a whole number of ms, got {ms:?}"))
                 })?,
             };
-            guard::pause(&lock, &by, &reason, drain_ms.min(MAX_DRAIN_MS))
+            guard::pause(&settings.guard, &by, &reason, drain_ms.min(MAX_DRAIN_MS))
         }
-        "/resume" => guard::resume(&lock, &by),
-        _ => guard::run_now(&lock, &by),
+        "/resume" => guard::resume(&settings.guard, &by),
+        _ => guard::run_now(&settings.guard, &by),
     }
-    .map_err(|error| (502, describe(&error)))?;
+    .map_err(|error| (502, guard::error_text(&error)))?;
     let line = answered(settings, verb, &by, answer);
     eprintln!("operator: {line}");
     Ok(line)

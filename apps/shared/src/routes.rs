@@ -17,7 +17,7 @@
 use crate::board::{board_json, Snapshot};
 use crate::board_html::board_html;
 use crate::settings::BadVariable;
-use crate::{cache, check, metrics, operator, tick, Settings};
+use crate::{cache, check, janitor, metrics, operator, Settings};
 
 /// A route's answer.
 pub struct Answer {
@@ -75,7 +75,7 @@ pub fn handle(settings: &Settings, asked: &Asked) -> Answer {
              schedule, or board_token to protect the routes",
         ),
         ("POST", "/run") => {
-            let report = tick::tick(settings);
+            let report = janitor::tick(settings);
             report.print("http tick: ");
             // A scheduler that POSTs /run (a Kubernetes CronJob) sees misconfiguration fail.
             Answer::json(if report.is_misconfigured() { 500 } else { 200 }, report.json())

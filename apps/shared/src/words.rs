@@ -1,10 +1,9 @@
-//! How the app says things to people: times in ISO 8601 (on the job's wall clock beside UTC),
-//! durations, and guard errors in a sentence. The apps carry no calendar and no zone data: the
+//! How the board and the settings check show times (ISO 8601, on the job's wall clock beside
+//! UTC) and spans. Decisions, runs and errors are said by the lease component. The apps carry no calendar and no zone data: the
 //! lease component renders every time (`show-time`), from the same zone table its schedules
 //! use.
 
-use crate::guard::{self, GuardError};
-use crate::lease::{LeaseError, ServiceError};
+use crate::guard;
 
 /// `at_ms` in UTC: `2026-11-27T01:00:00Z` (`-` when unknown).
 pub fn utc(at_ms: Option<u64>) -> String {
@@ -40,52 +39,4 @@ pub fn duration(ms: u64) -> String {
             h => format!("{} d {h} h", s / 86_400),
         },
     }
-}
-
-/// A guard error in a sentence (its Debug is for programmers).
-pub fn describe(error: &GuardError) -> String {
-    match error {
-        GuardError::BadOption(bad) => format!("bad option: {}: {}", bad.field, bad.message),
-        GuardError::Lease(error) => lease_error(error),
-        GuardError::LeaseRanOut(ran_out) => {
-            format!("lease lost: its time ran out here: {}", ran_out.message)
-        }
-        GuardError::Contended(contended) => {
-            format!("gave up after {} attempts: {}", contended.attempts, contended.message)
-        }
-        GuardError::UnexpectedAnswer(what) => format!("unexpected answer: {what}"),
-        GuardError::LimitReached(what) => format!("limit reached: {what}"),
-        GuardError::UnusableToken(token) => format!("unusable access token: {}", token.message),
-    }
-}
-
-/// A raw verb's error in a sentence, in the lease component's own words (its `Display`).
-pub fn lease_error(error: &LeaseError) -> String {
-    match error {
-        LeaseError::HeldByOther(e) => format!("lease is held by another holder: {}", service(e)),
-        LeaseError::LeaseLost(e) => format!("lease lost or not ours: {}", service(e)),
-        LeaseError::NotFound(e) => format!("not found: {}", service(e)),
-        LeaseError::Unauthorized(e) => format!("unauthorized: {}", service(e)),
-        LeaseError::InvalidConfig(m) => format!("invalid configuration: {m}"),
-        LeaseError::InvalidArgument(m) => format!("invalid argument: {m}"),
-        LeaseError::Throttled(e) => format!("throttled by the service: {}", service(e)),
-        LeaseError::Transport(m) => format!("transport failure: {m}"),
-        LeaseError::Service(e) => format!("service error: {}", service(e)),
-    }
-}
-
-/// `HTTP 403 AuthenticationFailed: … (request id …)`; status 0 is a decision made here, not
-/// an answer, so it is not shown as one.
-fn service(e: &ServiceError) -> String {
-    let mut said = if e.status == 0 { String::new() } else { format!("HTTP {}", e.status) };
-    if let Some(code) = &e.code {
-        said = if said.is_empty() { code.clone() } else { format!("{said} {code}") };
-    }
-    if !e.message.is_empty() {
-        said = if said.is_empty() { e.message.clone() } else { format!("{said}: {}", e.message) };
-    }
-    if let Some(id) = &e.request_id {
-        said.push_str(&format!(" (request id {id})"));
-    }
-    said
 }

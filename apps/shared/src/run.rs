@@ -1,0 +1,99 @@
+//! One guarded run, the sequence every Rust consumer shares: ask the lease component, run the
+//! job only on the replica whose turn it is, close the run, report. The component decides,
+//! keeps the run and says every line; this orders the calls. [`run_once`], [`run_unrenewed`]
+//! and [`run_holding`] are the whole sequence; [`decide`] and [`Granted`] its steps, for a job
+//! that works beside `hold` and then writes under its run.
+
+use crate::guard::{self, Decision, Outcome, Run, RunDetails};
+use crate::{Settings, TickReport};
+use futures::future::{select, Either};
+use std::future::Future;
+use std::pin::pin;
+
+/// Whose turn it is.
+pub enum Turn {
+    /// Not this replica's, or the settings cannot be used: the report says which.
+    Skipped(TickReport),
+    Granted(Granted),
+}
+
+/// A run granted to this replica, open until [`Granted::finish`].
+pub struct Granted {
+    pub run: Run,
+    pub details: RunDetails,
+}
+
+pub fn decide(settings: &Settings) -> Turn {
+    match guard::guarded_invoke(&settings.guard) {
+        Decision::Run(run) => Turn::Granted(Granted { details: run.details(), run }),
+        Decision::Skip(skipped) => Turn::Skipped(TickReport::skipped(settings, skipped)),
+    }
+}
+
+impl Granted {
+    /// `work` beside the lease component's `hold` (WASI 0.3), which renews the lease meanwhile
+    /// and ends first only when the job must stop: the work's future is then dropped at its
+    /// current await, and `None` says so (`finish` then reports the run stopped, sending
+    /// nothing).
+    pub async fn beside_hold<F: Future>(&self, work: F) -> Option<F::Output> {
+        match select(pin!(crate::hold::hold(&self.run)), pin!(work)).await {
+            Either::Left(_) => None,
+            Either::Right((output, _)) => Some(output),
+        }
+    }
+
+    /// Closes the run with the job's outcome: the report, in the component's words.
+    pub fn finish(self, settings: &Settings, outcome: &Outcome) -> TickReport {
+        TickReport::ran(settings, &self.details, self.run.complete(outcome))
+    }
+}
+
+/// A run the job keeps itself (`keep-alive` on the run it is given), or that nothing renews (a
+/// sync handler blocks its instance: it must end within its lease, and its line says when it
+/// did not).
+pub fn run_once(settings: &Settings, job: impl FnOnce(&Run, &RunDetails) -> Outcome) -> TickReport {
+    match decide(settings) {
+        Turn::Skipped(report) => report,
+        Turn::Granted(granted) => {
+            let outcome = job(&granted.run, &granted.details);
+            granted.finish(settings, &outcome)
+        }
+    }
+}
+
+/// As [`run_once`], for an async job that nothing renews (a WASI 0.2 HTTP handler): its answer
+/// beside the report, none when it did not run.
+pub async fn run_unrenewed<F, T>(
+    settings: &Settings,
+    job: impl FnOnce(&RunDetails) -> F,
+) -> (TickReport, Option<T>)
+where
+    F: Future<Output = (Outcome, T)>,
+{
+    match decide(settings) {
+        Turn::Skipped(report) => (report, None),
+        Turn::Granted(granted) => {
+            let (outcome, answer) = job(&granted.details).await;
+            (granted.finish(settings, &outcome), Some(answer))
+        }
+    }
+}
+
+/// A run the lease component renews in the background while the job works
+/// ([`Granted::beside_hold`]): the job's answer beside the report, none when it did not run or
+/// was stopped.
+pub async fn run_holding<F, T>(
+    settings: &Settings,
+    job: impl FnOnce(&RunDetails) -> F,
+) -> (TickReport, Option<T>)
+where
+    F: Future<Output = (Outcome, T)>,
+{
+    match decide(settings) {
+        Turn::Skipped(report) => (report, None),
+        Turn::Granted(granted) => match granted.beside_hold(job(&granted.details)).await {
+            Some((outcome, answer)) => (granted.finish(settings, &outcome), Some(answer)),
+            None => (granted.finish(settings, &Outcome::Failure(String::new())), None),
+        },
+    }
+}
