@@ -1,7 +1,7 @@
-//! `traffic-cop:hold@0.1.0` (the async component only): a 1.0 `run`'s lease renewed in the
+//! `traffic-cop:lease/hold@0.5.0` (the async component only): a 1.0 `run`'s lease renewed in the
 //! background over WASI 0.3 while the job works.
 
-use super::exports::traffic_cop::hold::hold::Guest;
+use super::exports::traffic_cop::lease0_5_0::hold::Guest;
 use super::exports::traffic_cop::lease1_0_0::guard::RunBorrow;
 use super::exports::traffic_cop::lease1_0_0::lease as wl;
 use super::v1::GrantedRun;

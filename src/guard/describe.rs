@@ -214,6 +214,10 @@ pub enum RunEnd {
 pub fn error_text(error: &Error) -> String {
     match error {
         Error::BadOption(bad) => format!("set the `{}` variable: {}", bad.field, bad.message),
+        // Said as what it means for the job, as the service's `lease-lost` is.
+        Error::LeaseLost(crate::error::LeaseLoss::RanOut(ran_out)) => {
+            format!("lease lost: its time ran out here: {}", ran_out.message)
+        }
         other => other.to_string(),
     }
 }

@@ -207,11 +207,11 @@ impl RawSettings {
             .map_err(as_variable)?;
         if let Some(longest) = max_job.filter(|longest| *longest > u64::from(lease_seconds)) {
             return Err(bad(
-                "lease_seconds",
+                "max_job_seconds",
                 format!(
-                    "{lease_seconds} s is shorter than `max_job_seconds` ({longest} s): nothing \
-                     renews the lease while such a job runs, so raise the lease (at most 60 s) or \
-                     keep the job shorter"
+                    "{longest} s is longer than the lease ({lease_seconds} s), and nothing renews \
+                     the lease while such a job runs: raise `lease_seconds` (at most 60), or let \
+                     `hold` renew it (the async wrapper)"
                 ),
             ));
         }

@@ -84,8 +84,8 @@ fn each_unusable_setting_names_the_variable_to_set() {
                 lease_seconds: Some("30".into()),
                 ..raw()
             },
-            "lease_seconds",
             "max_job_seconds",
+            "longer than the lease (30 s)",
         ),
     ];
     for (settings, variable, says) in cases {

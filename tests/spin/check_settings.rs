@@ -95,7 +95,7 @@ fn check_settings_by_hand_says_what_is_wrong_and_what_to_do_first() {
     let lines: Vec<&str> = ran.stdout.lines().collect();
     assert_eq!(lines.first(), Some(&"The settings cannot be used yet:"), "{said}");
     let line = |i: usize, start: &str| lines.get(i).is_some_and(|l| l.starts_with(start));
-    let zone = "- set the `time_zone` variable: time-zone: unknown time zone";
+    let zone = "- set the `time_zone` variable: unknown time zone";
     assert!(line(1, zone), "{said}");
     let refused = "- storage did not accept the look at the lock: unauthorized: HTTP 403";
     assert!(line(2, refused), "{said}");

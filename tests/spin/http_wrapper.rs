@@ -206,7 +206,8 @@ fn outcomes_story(name: &str, how: Wrapping) {
     for (mode, decision) in &pairs[..trap] {
         let d = decision.as_ref().unwrap_or_else(|| panic!("{mode} unreported: {said}"));
         let status = if mode == "ok" { 200 } else { 500 };
-        assert_eq!(d.detail, format!("the handler answered {status}"), "{said}");
+        // `failed: the handler answered 500` for a failure.
+        assert!(d.detail.ends_with(&format!("the handler answered {status}")), "{said}");
         let answered = answers.iter().filter_map(|a| a.reply.as_ref().ok());
         assert!(answered.clone().any(|(s, _)| *s == status), "{answers:?}");
         let expected = match status {

@@ -124,7 +124,7 @@ fn a_wrapped_handler_that_fails_is_recorded_and_one_that_traps_is_abandoned() {
     let trapped = |f: &Fleet| f.calls()[0].iter().copied().find(|&due| mode(due) == "trap");
     let done = fleet.wait(Duration::from_secs(90), |f| {
         let decisions = f.decisions();
-        decisions.iter().any(|d| d.run && d.detail.starts_with("the handler failed"))
+        decisions.iter().any(|d| d.run && d.detail.starts_with("failed: "))
             && trapped(f).is_some_and(|t| {
                 decisions.iter().any(|d| d.run && d.abandoned && d.due_s > Some(t))
             })
@@ -137,7 +137,7 @@ fn a_wrapped_handler_that_fails_is_recorded_and_one_that_traps_is_abandoned() {
         let due = d.due_s.unwrap();
         match mode(due) {
             "ok" => assert!(d.detail.starts_with("the handler succeeded"), "{d:?}"),
-            "fail" => assert_eq!(d.detail, format!("the handler failed: the job failed for {due}")),
+            "fail" => assert_eq!(d.detail, format!("failed: the job failed for {due}")),
             _ => panic!("a trapped run reported: {d:?}\n{said}"),
         }
     }
@@ -255,7 +255,7 @@ fn guest_story(name: &str, how: Wrapping, what: &str) {
     let mode = |due: u64| ["ok", "fail"][(due / 3 % 2) as usize];
     let done = fleet.wait(Duration::from_secs(60), |f| {
         let decisions = f.decisions();
-        decisions.iter().any(|d| d.run && d.detail.starts_with("the handler failed"))
+        decisions.iter().any(|d| d.run && d.detail.starts_with("failed: "))
             && decisions.iter().any(|d| d.run && d.detail == "the handler succeeded")
     });
     let said = fleet.said();
@@ -268,7 +268,7 @@ fn guest_story(name: &str, how: Wrapping, what: &str) {
         let due = d.due_s.unwrap();
         match mode(due) {
             "ok" => assert_eq!(d.detail, "the handler succeeded", "{what}: {said}"),
-            "fail" => assert_eq!(d.detail, format!("the handler failed: the job failed for {due}")),
+            "fail" => assert_eq!(d.detail, format!("failed: the job failed for {due}")),
             _ => unreachable!(),
         }
     }

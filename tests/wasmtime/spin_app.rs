@@ -182,7 +182,7 @@ fn the_wrappers_import_nothing_spin_specific() {
                 .unwrap();
         let imports: Vec<String> =
             wrapper.component_type().imports(engine).map(|(n, _)| n.to_string()).collect();
-        let standard = ["wasi:", trigger_types, job, "traffic-cop:lease/", "traffic-cop:hold/"];
+        let standard = ["wasi:", trigger_types, job, "traffic-cop:lease/"];
         let other: Vec<&String> =
             imports.iter().filter(|i| !standard.iter().any(|s| i.starts_with(s))).collect();
         assert!(

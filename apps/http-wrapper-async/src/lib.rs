@@ -63,7 +63,7 @@ async fn tick(settings: &Settings, request: Request) -> (TickReport, Answered) {
             let response = response.await;
             let outcome = match &response {
                 Ok(response) => answered(response.get_status_code()),
-                Err(error) => Outcome::Failure(format!("the handler failed: {error:?}")),
+                Err(error) => Outcome::Failure(format!("the handler returned an error: {error:?}")),
             };
             (outcome, response)
         }

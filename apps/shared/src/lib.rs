@@ -29,7 +29,7 @@ pub use wrapped::{answered, cron_wrapped, handler_outcome, run_header_values, RU
 
 wit_bindgen::generate!({ world: "guard-client", path: "../wit", generate_all });
 
-pub use traffic_cop::hold::hold;
+pub use traffic_cop::lease0_5_0::hold;
 pub use traffic_cop::lease1_0_0::guard;
 pub use traffic_cop::lease1_0_0::lease;
 

@@ -44,11 +44,11 @@ where
     }
 }
 
-/// A wrapped handler's answer in the run's words.
+/// A wrapped handler's answer as the run's outcome: its own error is the failure's reason.
 pub fn handler_outcome(answer: Result<(), String>) -> Outcome {
     match answer {
         Ok(()) => Outcome::Success("the handler succeeded".into()),
-        Err(why) => Outcome::Failure(format!("the handler failed: {why}")),
+        Err(why) => Outcome::Failure(why),
     }
 }
 

@@ -38,13 +38,8 @@ pub(super) fn check_generated(template: &Template, project: &Path) {
             "{name} is not from crates.io"
         );
     }
-    // guard-0.3.wit names the 0.2.0 package in its world, so 0.2.0 is vendored too; the async
-    // template imports guard@0.4.0.
-    let vendored: &[&str] = if template.is_async {
-        &["lease.wit", "guard-0.2.wit", "guard-0.3.wit", "guard-0.4.wit"]
-    } else {
-        &["lease.wit", "guard-0.2.wit", "guard-0.3.wit"]
-    };
+    // The contract, one file (`hold` is nested in it), as the lease component is built from.
+    let vendored = ["lease.wit"];
     for wit in vendored {
         let ours = std::fs::read_to_string(root().join("wit").join(wit)).unwrap();
         assert_eq!(
@@ -57,8 +52,9 @@ pub(super) fn check_generated(template: &Template, project: &Path) {
     assert!(read("wit/deps/spin-cron/cron.wit").contains(template.cron_wit));
 }
 
-/// Imports the 0.3.0 guard (and the async template 0.4.0) and the 0.1.0 lease interface its
-/// types come from (nothing else of traffic-cop's), and exports the cron handler with the plugin line's calling convention.
+/// Imports the 1.0 guard and the lease interface its types come from (and the async template
+/// `hold`), nothing else of traffic-cop's, and exports the cron handler with the plugin line's
+/// calling convention.
 pub(super) fn check_component(template: &Template, wasm: &Path) {
     let mut config = Config::new();
     config.wasm_component_model_async(true);
@@ -69,12 +65,12 @@ pub(super) fn check_component(template: &Template, wasm: &Path) {
     let ours: Vec<&String> = imports.iter().filter(|n| n.starts_with("traffic-cop:")).collect();
     let want: &[&str] = if template.is_async {
         &[
-            "traffic-cop:lease/guard@0.3.0",
-            "traffic-cop:lease/guard@0.4.0",
-            "traffic-cop:lease/lease@0.1.0",
+            "traffic-cop:lease/guard@1.0.0",
+            "traffic-cop:lease/hold@0.5.0",
+            "traffic-cop:lease/lease@1.0.0",
         ]
     } else {
-        &["traffic-cop:lease/guard@0.3.0", "traffic-cop:lease/lease@0.1.0"]
+        &["traffic-cop:lease/guard@1.0.0", "traffic-cop:lease/lease@1.0.0"]
     };
     let mut ours = ours;
     ours.sort();
