@@ -12,8 +12,6 @@
 
 #[path = "support/component_world.rs"]
 mod component_world;
-#[path = "support/guest_drive.rs"]
-mod drive;
 #[path = "support/entra_env.rs"]
 mod env;
 #[path = "support/loopback.rs"]

@@ -1,10 +1,10 @@
 //! A guest build older than any of the guest's modules is never run: the check covers every
-//! module beside app.js and app.py, not only the entry file.
+//! module of the one-line form and of its job, not only the entry file.
 
 use std::fs::{self, File};
 use std::path::Path;
 use std::time::{Duration, SystemTime};
-use traffic_cop_testbed::built::guest_wasm_under;
+use traffic_cop_testbed::built::guarded_guest_under;
 
 fn write_at(path: &Path, when: SystemTime) {
     fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -18,7 +18,7 @@ fn repo(name: &str, language: &str, entry: &str) -> (std::path::PathBuf, SystemT
     let _ = fs::remove_dir_all(&root);
     let built = SystemTime::now() - Duration::from_secs(60);
     let older = built - Duration::from_secs(3600);
-    write_at(&root.join(format!("target/guests/{language}_job.wasm")), built);
+    write_at(&root.join(format!("target/guests/{language}_http_guarded.wasm")), built);
     write_at(&root.join("guests").join(entry), older);
     write_at(&root.join("guests/wit/guest.wit"), older);
     (root, built)
@@ -26,13 +26,14 @@ fn repo(name: &str, language: &str, entry: &str) -> (std::path::PathBuf, SystemT
 
 #[test]
 fn a_guest_module_newer_than_the_build_makes_it_stale() {
-    for (language, entry, module) in
-        [("js", "js/app.js", "js/settings.js"), ("python", "python/app.py", "python/http_io.py")]
-    {
+    for (language, entry, module) in [
+        ("js", "http-js/guarded_job.js", "js/http_io.js"),
+        ("python", "http-python/guarded_job.py", "python/guarded.py"),
+    ] {
         let (root, built) = repo(language, language, entry);
-        assert!(guest_wasm_under(&root, language).is_ok(), "{language}: fresh build refused");
+        assert!(guarded_guest_under(&root, language).is_ok(), "{language}: fresh build refused");
         write_at(&root.join("guests").join(module), built + Duration::from_secs(30));
-        let stale = std::panic::catch_unwind(|| guest_wasm_under(&root, language));
+        let stale = std::panic::catch_unwind(|| guarded_guest_under(&root, language));
         assert!(stale.is_err(), "{language}: a build older than {module} was accepted");
         fs::remove_dir_all(&root).unwrap();
     }
@@ -40,9 +41,12 @@ fn a_guest_module_newer_than_the_build_makes_it_stale() {
 
 #[test]
 fn files_of_another_kind_beside_the_guest_do_not_count() {
-    let (root, built) = repo("other", "js", "js/app.js");
+    let (root, built) = repo("other", "js", "http-js/guarded_job.js");
     write_at(&root.join("guests/js/package-lock.json"), built + Duration::from_secs(30));
     write_at(&root.join("guests/js/node_modules/x/index.js"), built + Duration::from_secs(30));
-    assert!(guest_wasm_under(&root, "js").is_ok(), "node_modules or the lock file made it stale");
+    assert!(
+        guarded_guest_under(&root, "js").is_ok(),
+        "node_modules or the lock file made it stale"
+    );
     fs::remove_dir_all(&root).unwrap();
 }

@@ -1,5 +1,5 @@
 //! The real Spin: `spin up` replicas of this project's spin.toml (and of the templates' and
-//! the guests' apps) against Azurite on 127.0.0.1, under each Spin CLI and trigger-cron plugin
+//! the one-line forms' jobs) against Azurite on 127.0.0.1, under each Spin CLI and trigger-cron plugin
 //! line the tests install from ../shared/tools/spin. Real time; the runner reports a test whose
 //! Spin is missing as ignored (a failure under `CI=true`).
 
@@ -9,7 +9,6 @@ mod chaos;
 mod check_settings;
 mod decisions;
 mod entra;
-mod guests;
 mod hold;
 mod http_wrapper;
 mod operator;
@@ -38,7 +37,6 @@ pub fn tests() -> Vec<traffic_cop_testbed::runner::Test> {
         schedule_change::tests(),
         schedule_deploy::tests(),
         chaos::tests(),
-        guests::tests(),
         operator::tests(),
         catchup::tests(),
         templates::tests(),

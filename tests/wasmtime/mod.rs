@@ -1,5 +1,5 @@
-//! The component in a wasmtime host: the built lease component (and the Spin app's and the
-//! guests' components composed with it) called through its exports against Azurite on
+//! The component in a wasmtime host: the built lease component (and the Spin app's
+//! components composed with it) called through its exports against Azurite on
 //! 127.0.0.1, plus the ecosystem checks around the artifact (Node via jco, the SpinKube
 //! manifests, publishing). Real time; the runner reports a test whose tool is missing as
 //! ignored (a failure under `CI=true`).
@@ -14,7 +14,6 @@ mod faults;
 mod fenced_azurite;
 mod guard_azurite;
 mod guard_v2;
-mod guests;
 mod listing_azurite;
 mod lossy;
 mod metrics;
@@ -40,7 +39,6 @@ pub fn tests() -> Vec<traffic_cop_testbed::runner::Test> {
         fenced_azurite::tests(),
         guard_azurite::tests(),
         guard_v2::tests(),
-        guests::tests(),
         listing_azurite::tests(),
         lossy::tests(),
         metrics::tests(),

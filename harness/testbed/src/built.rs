@@ -144,30 +144,19 @@ pub fn assert_app_built() {
     }
 }
 
-/// `target/guests/<language>_job.wasm` (`python` or `js`, from `scripts/build-guests`), when
-/// it is there and newer than its sources; `Err` says why not (a missing toolchain is a skip
-/// outside CI, see [`crate::needs`]). A stale build is never run: that panics.
-pub fn guest_wasm(language: &str) -> Result<PathBuf, String> {
-    guest_wasm_under(&crate::repo_root(), language)
-}
-
-/// [`guest_wasm`] in the repository at `root`.
-pub fn guest_wasm_under(root: &Path, language: &str) -> Result<PathBuf, String> {
-    let wasm = guest_built(root, &format!("{language}_job"))?;
-    let (folder, extension) = if language == "js" { ("js", "js") } else { ("python", "py") };
-    assert_fresh(&wasm, &guest_sources(root, &[folder], extension));
-    Ok(wasm)
-}
-
 /// `target/guests/<language>_http_guarded.wasm` (`python` or `js`, from
 /// `scripts/build-guests`): the one-line form's job in that language, guests/http-<language>
 /// under `guarded` from guests/<language>. `Err` says why it is missing; a stale build panics.
 pub fn guarded_guest(language: &str) -> Result<PathBuf, String> {
-    let root = crate::repo_root();
-    let wasm = guest_built(&root, &format!("{language}_http_guarded"))?;
+    guarded_guest_under(&crate::repo_root(), language)
+}
+
+/// [`guarded_guest`] in the repository at `root`.
+pub fn guarded_guest_under(root: &Path, language: &str) -> Result<PathBuf, String> {
+    let wasm = guest_built(root, &format!("{language}_http_guarded"))?;
     let (folder, extension) = if language == "js" { ("js", "js") } else { ("python", "py") };
     let job = format!("http-{folder}");
-    assert_fresh(&wasm, &guest_sources(&root, &[folder, &job], extension));
+    assert_fresh(&wasm, &guest_sources(root, &[folder, &job], extension));
     Ok(wasm)
 }
 
@@ -182,7 +171,7 @@ fn guest_built(root: &Path, name: &str) -> Result<PathBuf, String> {
     Ok(wasm)
 }
 
-/// A guest's own modules in `guests/<folder>` (app.js and its siblings; not node_modules or
+/// A guest's own modules in `guests/<folder>` (guarded.js and its siblings; not node_modules or
 /// __pycache__), and the WIT its bindings come from.
 fn guest_sources(root: &Path, folders: &[&str], extension: &str) -> Vec<PathBuf> {
     let mut sources: Vec<PathBuf> = folders

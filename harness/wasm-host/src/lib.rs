@@ -1,6 +1,6 @@
 //! A wasmtime 48 host for traffic-cop, the same host stack Spin embeds: the built lease
 //! component called export by export ([`component`]), the Spin app's components composed with
-//! it and driven through their triggers' exports ([`apps`], [`guests`]), outbound HTTP with the
+//! it and driven through their triggers' exports ([`apps`]), outbound HTTP with the
 //! test CA trusted and requests counted ([`outbound`]), and the stories that drive many
 //! instances under faults ([`soak`]) and real `spin up` replicas under chaos ([`chaos`]).
 
@@ -11,7 +11,6 @@ pub mod component;
 mod component_v1;
 mod component_v2;
 mod component_v3;
-pub mod guests;
 pub mod old_build;
 pub mod outbound;
 pub mod soak;
