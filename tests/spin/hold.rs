@@ -1,4 +1,4 @@
-//! guard@0.4.0's `hold` on real Spin 4.0.2 with trigger-cron 0.5.0: three replicas of a job
+//! `hold` (traffic-cop:lease/hold@0.5.0) on real Spin 4.0.2 with trigger-cron 0.5.0: three replicas of a job
 //! (harness/hold-job) whose run awaits one slow answer (90 s, from a server in this test) beside
 //! `hold`, with a 15 s lease, against the async lease component. Judged through the counting
 //! proxy in front of Azurite: every renewal names the run's lease id, no two lease requests of
@@ -240,7 +240,7 @@ fn a_job_awaiting_one_slow_operation_keeps_its_lease_the_whole_time() {
     let during: Vec<&&str> = lines[..first_done].iter().filter(|l| l.contains(": run: ")).collect();
     assert!(!runs.is_empty());
     assert!(during.len() <= 1, "two runs while the first held its lease: {all}");
-    let skips = lines.iter().filter(|l| l.contains(": skipped: held by")).count();
+    let skips = lines.iter().filter(|l| l.contains("] skipped: held by")).count();
     assert!(skips >= 20, "fewer held skips than ticks during the run ({skips}): {all}");
 
     // What storage saw. The run's lease id is the one its renewals name.

@@ -1,4 +1,4 @@
-//! On each cron event: `guarded-invoke` with a 15 s lease and no schedule (any tick runs once
+//! On each cron event: `guarded-invoke` (traffic-cop:lease@1.0.0) with a 15 s lease and no schedule (any tick runs once
 //! the lease is free); a granted run awaits `hold` beside one slow GET of `SLOW_URL`, whichever
 //! ends first, then writes a fenced blob and completes. Every step is one stdout line the test reads.
 
@@ -7,9 +7,8 @@ wit_bindgen::generate!({ world: "hold-job", path: "wit", generate_all });
 use std::future::Future;
 use std::pin::pin;
 use std::task::Poll;
-use traffic_cop::lease0_1_0::lease::Lock;
-use traffic_cop::lease0_3_0::guard::{GuardOptions, Outcome, Schedule};
-use traffic_cop::lease0_4_0::guard::{self, Decision};
+use traffic_cop::lease0_5_0::hold::hold;
+use traffic_cop::lease1_0_0::guard::{self, Decision, Outcome, Settings};
 use wasip3::http::types::{Fields, Method, Request, Scheme};
 
 struct Job;
@@ -23,46 +22,48 @@ fn env(name: &str) -> Result<String, Error> {
 impl Guest for Job {
     async fn handle_cron_event(metadata: Metadata) -> Result<(), Error> {
         let tick = metadata.timestamp;
-        let lock = Lock {
-            connection_string: env("CONNECTION_STRING")?,
-            container: env("CONTAINER")?,
-            blob: "hold-job".into(),
-        };
         let holder = format!("job-{:04x}", wasip3::random::random::get_random_u64() & 0xffff);
-        let options = GuardOptions {
-            holder: holder.clone(),
-            lease_seconds: 15,
+        let settings = Settings {
+            connection_string: Some(env("CONNECTION_STRING")?),
+            container: Some(env("CONTAINER")?),
+            lock: Some("hold-job".into()),
+            holder: Some(holder.clone()),
+            lease_seconds: Some("15".into()),
             keep_alive_seconds: None,
-            schedule: Schedule::None,
+            schedule: None,
+            time_zone: None,
+            cron_dialect: None,
             early_tolerance_ms: None,
             starting_deadline_seconds: None,
-            overlap: None,
+            replace_after_seconds: None,
             wait_ms: None,
+            max_job_seconds: None,
         };
-        let ticket = match guard::guarded_invoke(&lock, &options) {
-            Decision::Run(ticket) => ticket,
+        let run = match guard::guarded_invoke(&settings) {
+            Decision::Run(run) => run,
             Decision::Skip(skipped) => {
                 println!("[{holder}] tick {tick}: skipped: {}", skipped.text);
                 return Ok(());
             }
         };
-        println!("[{holder}] tick {tick}: run: {}", ticket.describe());
+        println!("[{holder}] tick {tick}: run: {}", run.text());
         let slow = env("SLOW_URL")?;
-        let outcome = match first(ticket.hold(), get(&slow)).await {
+        let outcome = match first(hold(&run), get(&slow)).await {
             First::Hold(said) => {
                 println!("[{holder}] tick {tick}: hold ended first, the work stopped: {said:?}");
                 Outcome::Failure(format!("stopped: {said:?}"))
             }
             First::Work(answer) => {
                 println!("[{holder}] tick {tick}: work done: {answer:?}");
-                Outcome::Success
+                Outcome::Success(format!("the slow request answered {answer:?}"))
             }
         };
         // After a lost lease this must be refused: a newer run was granted.
-        let fenced = ticket.write_fenced("hold-job-result", format!("tick {tick}").as_bytes());
+        let fenced = run.write_fenced("hold-job-result", format!("tick {tick}").as_bytes());
         println!("[{holder}] tick {tick}: fenced write: {fenced:?}");
-        let completed = ticket.complete(&outcome);
-        println!("[{holder}] tick {tick}: completed: {completed:?}");
+        let finished = run.complete(&outcome);
+        let completed = finished.error.map_or(Ok(()), Err);
+        println!("[{holder}] tick {tick}: completed: {completed:?}: {}", finished.text);
         Ok(())
     }
 }

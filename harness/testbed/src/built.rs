@@ -47,7 +47,7 @@ pub fn lease_component() -> PathBuf {
     wasm
 }
 
-/// The async lease component (guard@0.4.0, WASI 0.3: async/Cargo.toml) and the job that tests
+/// The async lease component (1.0 and `hold`, WASI 0.3: async/Cargo.toml) and the job that tests
 /// its `hold` on Spin 4 (harness/hold-job), checked against their sources.
 pub fn async_components() -> (PathBuf, PathBuf) {
     let root = crate::repo_root();
@@ -114,7 +114,7 @@ fn assert_app_fresh(root: &Path, app: &str) {
     );
 }
 
-/// The async lease component (guard@0.4.0, WASI 0.3: async/Cargo.toml), checked against its
+/// The async lease component (1.0 and `hold`, WASI 0.3: async/Cargo.toml), checked against its
 /// sources.
 fn async_lease() -> PathBuf {
     let root = crate::repo_root();
