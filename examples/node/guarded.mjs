@@ -1,12 +1,13 @@
 // traffic-cop's lease component in plain Node.js, no Spin: the same .wasm, transpiled by jco
 // (`npm run transpile` writes ./gen). Every call is synchronous: preview2-shim runs each
-// outgoing HTTP request to completion before the call returns. The guard is
-// traffic-cop:lease/guard@0.3.0: cron schedules in a time zone, and the operator's verbs.
+// outgoing HTTP request to completion before the call returns. The contract is
+// traffic-cop:lease@1.0.0: the raw lease verbs, and the guard (cron schedules in a time zone,
+// one run per due time with a fencing token, the operator's verbs, the board).
 //
 //   TRAFFIC_COP_CONNECTION_STRING='UseDevelopmentStorage=true' node guarded.mjs
 //
 // Optional: TRAFFIC_COP_CONTAINER, TRAFFIC_COP_LOCK, TRAFFIC_COP_HOLDER.
-import { lease, 'traffic-cop:lease/guard@0.3.0' as guard } from './gen/traffic-cop.js';
+import { 'traffic-cop:lease/lease@1.0.0' as lease, 'traffic-cop:lease/guard@1.0.0' as guard } from './gen/traffic-cop.js';
 
 const env = process.env;
 const connectionString = env.TRAFFIC_COP_CONNECTION_STRING ?? 'UseDevelopmentStorage=true';
@@ -24,49 +25,24 @@ function attempt(call) {
   }
 }
 
-// Due at second 0 of every minute, UTC (Spin's dialect: seconds first). A lock that has
-// never run owes the minute that has just begun, so the first call runs.
-const everyMinute = { tag: 'cron', val: { expression: '0 * * * * *', timeZone: undefined, dialect: undefined } };
-
-const options = (who) => ({
-  holder: who,
-  leaseSeconds: 15,
-  keepAliveSeconds: undefined, // option<T>: undefined is none
-  schedule: everyMinute,
-  earlyToleranceMs: undefined,
-  startingDeadlineSeconds: undefined,
-  overlap: undefined,
-  waitMs: undefined,
+// The guard's settings are the Spin variables' strings (unset: undefined); the guard parses
+// and judges them. Due at second 0 of every minute, UTC (Spin's dialect: seconds first): a lock
+// that has never run owes the minute that has just begun, so the first call runs.
+const settings = (who) => ({
+  connectionString, container, lock: lockName, holder: who, leaseSeconds: '15',
+  schedule: '0 * * * * *',
 });
 
 const json = (value) => JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? String(v) : v));
 
-function skipReason(skip) {
-  switch (skip.tag) {
-    case 'held-by-other':
-      return `held-by-other (${skip.val.holder ?? 'unknown'})`;
-    case 'already-ran':
-      return `already-ran (${skip.val.holder ?? 'unknown'}, ${skip.val.outcome ?? 'running'})`;
-    case 'too-late':
-      return `too-late by ${skip.val.lateByMs} ms`;
-    case 'not-due':
-      return `not-due until ${new Date(Number(skip.val.nextDueMs)).toISOString()}`;
-    case 'paused':
-      return `paused (${skip.val.by}: ${skip.val.reason})`;
-    case 'schedule-conflict':
-      return `schedule-conflict (${skip.val.recorded} kept, ours ${skip.val.ours})`;
-    default:
-      return `error ${json(skip.val)}`;
-  }
-}
+// A skip's reason, and its line for the log in the component's words.
+const skipLine = (decision) =>
+  decision.tag === 'skip' ? `skip, ${decision.val.reason.tag}: ${decision.val.text}` : 'run (unexpected)';
 
-function run(decision, what) {
-  if (decision.tag !== 'run') throw new Error(`${what}: expected a run, got ${skipReason(decision.val)}`);
+function granted(decision, what) {
+  if (decision.tag !== 'run') throw new Error(`${what}: expected a run, got ${skipLine(decision)}`);
   return decision.val;
 }
-
-const skipLine = (decision) =>
-  `${decision.tag}, ${decision.tag === 'skip' ? skipReason(decision.val) : 'run (unexpected)'}`;
 
 // 1. The raw lease verbs on a lock blob of their own.
 const raw = { connectionString, container, blob: `${lockName}-raw` };
@@ -81,48 +57,51 @@ console.log(`release: ${lease.inspect(raw).state}`);
 
 // 2. A schedule checked before deploying it: 02:00 in Berlin across the spring-forward night
 // (2026-03-29), when 02:00 does not exist and the run moves to the gap's end (03:00 CEST).
-const berlin = { tag: 'cron', val: { expression: '0 0 2 * * *', timeZone: 'Europe/Berlin', dialect: undefined } };
+const berlin = { ...settings(holder), schedule: '0 0 2 * * *', timeZone: 'Europe/Berlin' };
 const due = guard.dueTimes(berlin, BigInt(Date.UTC(2026, 2, 28)), 3);
 // list<u64> comes as a BigUint64Array.
 console.log(`due-times: ${Array.from(due, (ms) => new Date(Number(ms)).toISOString()).join(' ')}`);
 
-// 3. The guard: is it my turn for this due time?
-const lock = { connectionString, container, blob: lockName };
-const decision = guard.guardedInvoke(lock, options(holder));
+// 3. The guard: is it my turn for this due time? A granted run is a resource of this instance.
+const decision = guard.guardedInvoke(settings(holder));
 if (decision.tag !== 'run') {
-  console.log(`guarded-invoke: skip, ${skipReason(decision.val)}`);
+  console.log(`guarded-invoke: ${skipLine(decision)}`);
   process.exit(0);
 }
-const ticket = decision.val;
+const run = decision.val;
+const details = run.details();
 console.log(
-  `guarded-invoke: run, fencing token ${ticket.fencingToken}, missed ${ticket.pastDue.missed}`,
+  `guarded-invoke: run, fencing token ${details.fencingToken}, missed ${details.pastDue.missed}: ${run.text()}`,
 );
-console.log(`rival guarded-invoke: ${skipLine(guard.guardedInvoke(lock, options(`${holder}-rival`)))}`);
+console.log(`rival guarded-invoke: ${skipLine(guard.guardedInvoke(settings(`${holder}-rival`)))}`);
 
 // The singleton work goes here; its result is written fenced by the run's token.
 const written = attempt(() =>
-  guard.writeFenced(ticket, `${lockName}-result`, new TextEncoder().encode(`ran by ${holder}\n`)),
+  run.writeFenced(`${lockName}-result`, new TextEncoder().encode(`ran by ${holder}\n`)),
 );
 console.log(`write-fenced: ${written.ok ? `token ${written.ok.fencingToken}` : json(written.err)}`);
 
-guard.complete(ticket, { tag: 'success' });
-console.log('complete: ok');
-console.log(`after complete: ${skipLine(guard.guardedInvoke(lock, options(`${holder}-late`)))}`);
+const finished = run.complete({ tag: 'success', val: 'the example work is done' });
+console.log(`complete: ${finished.error ? `failed ${json(finished.error)}` : 'ok'}: ${finished.text}`);
+console.log(`after complete: ${skipLine(guard.guardedInvoke(settings(`${holder}-late`)))}`);
 
 // 4. The operator's verbs: pause (drain-ms 0: do not wait for a run), run-now, resume.
-const paused = guard.pause(lock, 'ops', 'deploy', 0);
+const paused = guard.pause(settings(holder), 'ops', 'deploy', 0);
 console.log(`pause: by ${paused.paused?.by}, reason ${paused.paused?.reason}`);
-console.log(`while paused: ${skipLine(guard.guardedInvoke(lock, options(holder)))}`);
-const asked = guard.runNow(lock, 'ops');
+console.log(`while paused: ${skipLine(guard.guardedInvoke(settings(holder)))}`);
+const asked = guard.runNow(settings(holder), 'ops');
 console.log(`run-now: asked by ${asked.runNowBy}, still paused ${asked.paused !== undefined}`);
-console.log(`run-now while paused: ${skipLine(guard.guardedInvoke(lock, options(holder)))}`);
-const resumed = guard.resume(lock, 'ops');
+console.log(`run-now while paused: ${skipLine(guard.guardedInvoke(settings(holder)))}`);
+const resumed = guard.resume(settings(holder), 'ops');
 console.log(`resume: paused ${resumed.paused !== undefined}`);
-const manual = run(guard.guardedInvoke(lock, options(holder)), 'after resume');
-console.log(`after resume: run, fencing token ${manual.fencingToken}, manual by ${manual.manualBy}`);
-guard.complete(manual, { tag: 'success' });
+const manual = granted(guard.guardedInvoke(settings(holder)), 'after resume');
+const manualDetails = manual.details();
+console.log(
+  `after resume: run, fencing token ${manualDetails.fencingToken}, manual by ${manualDetails.manualBy}`,
+);
+manual.complete({ tag: 'success', val: 'the manual run is done' });
 
-const board = guard.board({ connectionString, container });
+const board = guard.board(settings(holder));
 console.log(`board: tz database ${board.tzdata}`);
 for (const entry of board.locks) {
   console.log(

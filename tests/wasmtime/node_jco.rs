@@ -15,7 +15,7 @@ use std::process::Command;
 use std::time::Duration;
 use traffic_cop_testbed::azurite::Azurite;
 use traffic_cop_testbed::needs::require;
-use traffic_cop_wasm_host::component::{fresh, v2, LeaseState, Lock};
+use traffic_cop_wasm_host::component::{fresh, v1};
 
 fn node_example() -> PathBuf {
     traffic_cop_testbed::repo_root().join("examples/node")
@@ -88,15 +88,15 @@ fn node_example_acquires_guards_and_completes_through_the_transpiled_component()
         // (01:00Z), then 02:00 CEST (00:00Z).
         "due-times: 2026-03-28T01:00:00.000Z 2026-03-29T01:00:00.000Z 2026-03-30T00:00:00.000Z"
             .into(),
-        "guarded-invoke: run, fencing token 1, missed 0".into(),
-        format!("rival guarded-invoke: skip, held-by-other ({holder})"),
+        format!("guarded-invoke: run, fencing token 1, missed 0: [{holder}] run for the due time "),
+        format!("rival guarded-invoke: skip, held-by-other: [{holder}-rival] skipped"),
         "write-fenced: token 1".into(),
-        "complete: ok".into(),
-        format!("after complete: skip, already-ran ({holder}, success)"),
+        format!("complete: ok: [{holder}] ran for the due time "),
+        format!("after complete: skip, already-ran: [{holder}-late] skipped"),
         "pause: by ops, reason deploy".into(),
-        "while paused: skip, paused (ops: deploy)".into(),
+        format!("while paused: skip, paused: [{holder}] skipped"),
         "run-now: asked by ops, still paused true".into(),
-        "run-now while paused: skip, paused (ops: deploy)".into(),
+        format!("run-now while paused: skip, paused: [{holder}] skipped"),
         "resume: paused false".into(),
         "after resume: run, fencing token 2, manual by ops".into(),
     ];
@@ -116,14 +116,14 @@ fn node_example_acquires_guards_and_completes_through_the_transpiled_component()
     );
 
     // What the example left in storage, seen from outside Node.
-    let lock = |blob: &str| Lock {
+    let lock = |blob: &str| v1::lease::Lock {
         connection_string: connection_string.clone(),
         container: container.clone(),
         blob: blob.into(),
     };
-    let status = inspector.inspect(&lock("nightly")).expect("inspect the guarded lock");
+    let status = inspector.inspect_v1(&lock("nightly")).expect("inspect the guarded lock");
     assert!(
-        matches!(status.state, LeaseState::Available),
+        matches!(status.state, v1::lease::LeaseState::Available),
         "complete released the lease: {status:?}"
     );
     let meta = |key: &str| {
@@ -132,11 +132,11 @@ fn node_example_acquires_guards_and_completes_through_the_transpiled_component()
     assert_eq!(meta("tc_fence"), Some("2"), "run record: {status:?}");
     assert_eq!(meta("tc_holder"), Some(holder), "run record: {status:?}");
     assert_eq!(meta("tc_running"), Some("false"), "run record: {status:?}");
-    let raw = fresh().inspect(&lock("nightly-raw")).expect("inspect the raw lock");
-    assert!(matches!(raw.state, LeaseState::Available), "release: {raw:?}");
-    let location = v2::Location { connection_string: connection_string.clone(), container };
+    let raw = fresh().inspect_v1(&lock("nightly-raw")).expect("inspect the raw lock");
+    assert!(matches!(raw.state, v1::lease::LeaseState::Available), "release: {raw:?}");
+    let settings = v1::settings(&connection_string, &container, "nightly", holder);
     let result = fresh()
-        .read_fenced_v2(&location, "nightly-result")
+        .read_fenced_v1(&settings, "nightly-result")
         .expect("read the fenced result")
         .expect("the example wrote nightly-result");
     assert_eq!(result.fencing_token, 1);
