@@ -16,7 +16,7 @@ use traffic_cop_testbed::spin::{assert_built, cron_line, find_spin, CronComponen
 use traffic_cop_wasm_host::chaos::plan::{Action, Event, Target};
 use traffic_cop_wasm_host::chaos::report::{Report, Write};
 use traffic_cop_wasm_host::chaos::{self, ChaosConfig, ChaosRun};
-use traffic_cop_wasm_host::component::LeaseState;
+use traffic_cop_wasm_host::component::v1::lease::LeaseState;
 
 const LEASE: u64 = 15;
 

@@ -15,7 +15,7 @@ use traffic_cop_testbed::runner::Test;
 use traffic_cop_testbed::spin::{
     assert_built, cron_line, find_spin, http_with, manifest_copy, Launch,
 };
-use traffic_cop_wasm_host::component::{fresh, v3};
+use traffic_cop_wasm_host::component::{fresh, v1};
 
 const TOKEN: &str = "operator-story-token";
 const DUE_EVERY_S: u64 = 5;
@@ -216,11 +216,10 @@ fn pause_drain_deploy_run_now_and_resume_on_real_spin() {
     assert!(scheduled[0].missed.unwrap() + 1 >= skipped, "missed {skipped}: {all}");
 
     // No run was abandoned by the deploy, and the board says so.
-    let location = v3::Location {
-        connection_string: story::location(&container).connection_string,
-        container: container.clone(),
-    };
-    let board = fresh().board_v3(&location).unwrap();
+    let connection_string = story::location(&container).connection_string;
+    let settings =
+        v1::Settings { lock: None, ..v1::settings(&connection_string, &container, "", "board") };
+    let board = fresh().board_v1(&settings).unwrap();
     let entry = board.locks.iter().find(|e| e.name == story::LOCK).expect("the job's lock");
     assert_eq!(entry.totals.abandoned, 0, "a run was abandoned: {:#?}", entry.history);
     assert!(entry.paused.is_none() && entry.run_now_by.is_none(), "{entry:#?}");

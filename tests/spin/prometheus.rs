@@ -19,7 +19,7 @@ use traffic_cop_testbed::runner::Test;
 use traffic_cop_testbed::spin::{
     cron_line, find_spin, free_port, http, manifest_copy, spin_3, Launch, SpinReplica,
 };
-use traffic_cop_wasm_host::component::{fresh, options_v3, utc_cron, v3, Lock};
+use traffic_cop_wasm_host::component::{fresh, v1};
 
 const TOKEN: &str = "prometheus-test-token";
 const LOCK: &str = "nightly-cleanup";
@@ -147,22 +147,24 @@ fn wait_up_to(limit: Duration, what: &str, dir: &Path, mut done: impl FnMut() ->
 
 /// A run of another replica of the job whose work fails, through the lease component.
 fn failed_run(container: &str) {
-    let lock = Lock {
-        connection_string: Azurite::shared().connection_string(),
-        container: container.into(),
-        blob: LOCK.into(),
+    let connection_string = Azurite::shared().connection_string();
+    let settings = v1::Settings {
+        lease_seconds: Some("15".into()),
+        schedule: Some(EVERY_2S.into()),
+        ..v1::settings(&connection_string, container, LOCK, "failing-worker")
     };
-    let options = options_v3("failing-worker", utc_cron(EVERY_2S));
     let deadline = Instant::now() + STEP;
     let mut instance = fresh();
     loop {
         assert!(Instant::now() < deadline, "failing-worker was never granted");
-        match instance.guarded_invoke_v3(&lock, &options) {
-            v3::Decision::Run(ticket) => {
-                let outcome = v3::Outcome::Failure("upstream answered 503".into());
-                return instance.complete_v3(&ticket, &outcome).unwrap();
+        match instance.guarded_invoke_v1(&settings) {
+            v1::Decision::Run(run) => {
+                let outcome = v1::Outcome::Failure("upstream answered 503".into());
+                let finished = instance.run_complete(run, &outcome);
+                assert!(finished.error.is_none(), "complete: {}", finished.text);
+                return;
             }
-            v3::Decision::Skip(_) => std::thread::sleep(Duration::from_millis(500)),
+            v1::Decision::Skip(_) => std::thread::sleep(Duration::from_millis(500)),
         }
     }
 }

@@ -4,67 +4,89 @@
 //! world is made and how its storage round trips are counted differ.
 
 use crate::scenarios::{Failure, Row, Seen, World};
-use std::collections::HashMap;
 use std::time::{Duration, SystemTime};
-use traffic_cop_wasm_host::component::{
-    fresh, Decision, GuardOptions, Instance, LeaseError, LeaseState, Location, Lock, Outcome,
-    SkipReason, Ticket,
-};
+use traffic_cop_wasm_host::component::v1::{self, Decision, Outcome, SkipReason};
+use traffic_cop_wasm_host::component::{fresh, Instance, ResourceAny};
+
+/// Where a world's locks live: a connection string and a container.
+#[derive(Clone)]
+pub struct Location {
+    pub connection_string: String,
+    pub container: String,
+}
+
+impl Location {
+    /// The settings of `holder` on `lock`: a 15 s lease, due every `interval_seconds` (0: no
+    /// schedule, any tick runs once the lease is free), and no early tolerance: a scenario's
+    /// steps after [`World::align`] share one due time for the whole interval.
+    pub fn settings(&self, lock: &str, holder: &str, interval_seconds: u64) -> v1::Settings {
+        v1::Settings {
+            lease_seconds: Some("15".into()),
+            schedule: (interval_seconds > 0).then(|| format!("@every {interval_seconds}s")),
+            early_tolerance_ms: Some("0".into()),
+            ..v1::settings(&self.connection_string, &self.container, lock, holder)
+        }
+    }
+
+    /// The settings of `claim` and `board`: no lock of their own.
+    pub fn container_settings(&self, holder: &str, interval_seconds: u64) -> v1::Settings {
+        v1::Settings { lock: None, ..self.settings("", holder, interval_seconds) }
+    }
+}
 
 pub struct ComponentWorld {
     pub location: Location,
     /// Storage round trips so far (whatever keeps the counter alive lives in the closure).
     pub storage_requests: Box<dyn Fn() -> u64 + Send>,
-    /// The instance that granted each run still held (by lease id): one event's calls reach one
-    /// instance, as on Spin, where the request that was granted also keeps alive and completes.
-    pub granted_on: HashMap<String, Instance>,
+    /// Every instance that granted a run: a run is a resource of the instance that granted it,
+    /// and its calls go there, as on Spin, where the event that was granted also keeps alive
+    /// and completes.
+    pub granted_on: Vec<Instance>,
+}
+
+/// A run this world was granted: its instance (an index into `granted_on`) and its handle.
+#[derive(Clone, Copy, Debug)]
+pub struct Granted {
+    instance: usize,
+    run: ResourceAny,
 }
 
 impl ComponentWorld {
     pub fn over(location: Location, storage_requests: Box<dyn Fn() -> u64 + Send>) -> Self {
-        ComponentWorld { location, storage_requests, granted_on: HashMap::new() }
+        ComponentWorld { location, storage_requests, granted_on: Vec::new() }
     }
 
-    /// The instance that granted `ticket` (a fresh one for a ticket this world did not grant).
-    fn instance_of(&mut self, ticket: &Ticket) -> &mut Instance {
-        self.granted_on.entry(ticket.lease_id.clone()).or_insert_with(fresh)
+    fn settings(&self, lock: &str, holder: &str, interval_seconds: u64) -> v1::Settings {
+        self.location.settings(lock, holder, interval_seconds)
     }
 
-    pub fn lock(&self, name: &str) -> Lock {
-        Lock {
-            connection_string: self.location.connection_string.clone(),
-            container: self.location.container.clone(),
-            blob: name.into(),
-        }
+    fn keep(&mut self, instance: Instance) -> usize {
+        self.granted_on.push(instance);
+        self.granted_on.len() - 1
     }
 }
 
-pub fn options(holder: &str, interval_seconds: u64) -> GuardOptions {
-    GuardOptions {
-        holder: holder.into(),
-        lease_seconds: 15,
-        interval_seconds,
-        keep_alive_seconds: None,
-    }
-}
-
-fn failure(error: LeaseError) -> Failure {
+fn failure(error: v1::Error) -> Failure {
     match error {
-        LeaseError::LeaseLost(_) => Failure::Lost,
+        v1::Error::LeaseLost(_) | v1::Error::LeaseRanOut(_) => Failure::Lost,
         other => Failure::Other(format!("{other:?}")),
     }
 }
 
-fn seen(decision: Decision) -> Seen<Ticket> {
+fn seen(instance: &mut Instance, at: usize, decision: Decision) -> Seen<Granted> {
     match decision {
-        Decision::Run(ticket) => {
-            Seen::Run { token: ticket.fencing_token, abandoned: ticket.previous_abandoned, ticket }
+        Decision::Run(run) => {
+            let details = instance.run_details(run);
+            let (token, abandoned) = (details.fencing_token, details.previous_abandoned);
+            Seen::Run { ticket: Granted { instance: at, run }, token, abandoned }
         }
-        Decision::Skip(SkipReason::HeldByOther(h)) => Seen::Held { holder: h.holder },
-        Decision::Skip(SkipReason::AlreadyRan(r)) => {
-            Seen::AlreadyRan { holder: r.holder, running: r.running, outcome: r.outcome }
-        }
-        Decision::Skip(SkipReason::Error(e)) => Seen::Error(format!("{e:?}")),
+        Decision::Skip(skipped) => match skipped.reason {
+            SkipReason::HeldByOther(h) => Seen::Held { holder: h.holder },
+            SkipReason::AlreadyRan(r) => {
+                Seen::AlreadyRan { holder: r.holder, running: r.running, outcome: r.outcome }
+            }
+            other => Seen::Error(format!("{other:?}: {}", skipped.text)),
+        },
     }
 }
 
@@ -80,30 +102,31 @@ pub fn sleep_to_boundary(interval_ms: u64, offset_ms: u64) {
 }
 
 impl World for ComponentWorld {
-    type Ticket = Ticket;
+    type Ticket = Granted;
 
+    /// Long enough for a claim of six items and their completes on a loaded machine (a
+    /// claim of four takes about 25 round trips), short of the 15 s lease.
     fn interval_seconds(&self) -> u64 {
-        4
+        8
     }
 
-    fn invoke_every(&mut self, lock: &str, holder: &str, interval_seconds: u64) -> Seen<Ticket> {
-        let mut instance = fresh();
-        let decision =
-            instance.guarded_invoke(&self.lock(lock), &options(holder, interval_seconds));
-        if let Decision::Run(ticket) = &decision {
-            self.granted_on.insert(ticket.lease_id.clone(), instance);
-        }
-        seen(decision)
+    fn invoke_every(&mut self, lock: &str, holder: &str, interval_seconds: u64) -> Seen<Granted> {
+        let settings = self.settings(lock, holder, interval_seconds);
+        let at = self.keep(fresh());
+        let instance = &mut self.granted_on[at];
+        let decision = instance.guarded_invoke_v1(&settings);
+        seen(instance, at, decision)
     }
 
-    fn keep_alive(&mut self, ticket: &Ticket) -> Result<(), Failure> {
-        self.instance_of(ticket).keep_alive(ticket).map(drop).map_err(failure)
+    fn keep_alive(&mut self, ticket: &Granted) -> Result<(), Failure> {
+        self.granted_on[ticket.instance].run_keep_alive(ticket.run).map(drop).map_err(failure)
     }
 
-    fn complete(&mut self, ticket: &Ticket, success: bool) -> Result<(), Failure> {
-        let outcome = if success { Outcome::Success } else { Outcome::Failure("scripted".into()) };
-        let mut instance = self.granted_on.remove(&ticket.lease_id).unwrap_or_else(fresh);
-        instance.complete(ticket, &outcome).map_err(failure)
+    fn complete(&mut self, ticket: &Granted, success: bool) -> Result<(), Failure> {
+        let said = "scripted".to_string();
+        let outcome = if success { Outcome::Success(said) } else { Outcome::Failure(said) };
+        let finished = self.granted_on[ticket.instance].run_complete(ticket.run, &outcome);
+        finished.error.map_or(Ok(()), |error| Err(failure(error)))
     }
 
     fn claim(
@@ -111,26 +134,36 @@ impl World for ComponentWorld {
         items: &[String],
         holder: &str,
         max: u32,
-    ) -> Result<Vec<(Ticket, String, u64)>, Failure> {
-        let tickets = fresh()
-            .claim(&self.location, items, &options(holder, self.interval_seconds()), max)
-            .map_err(failure)?;
-        Ok(tickets.into_iter().map(|t| (t.clone(), t.lock.blob.clone(), t.fencing_token)).collect())
+    ) -> Result<Vec<(Granted, String, u64)>, Failure> {
+        let settings = self.location.container_settings(holder, self.interval_seconds());
+        let at = self.keep(fresh());
+        let instance = &mut self.granted_on[at];
+        let claimed = instance.claim_v1(&settings, items, max).map_err(failure)?;
+        Ok(claimed
+            .runs
+            .into_iter()
+            .map(|run| {
+                let details = instance.run_details(run);
+                (Granted { instance: at, run }, details.lock, details.fencing_token)
+            })
+            .collect())
     }
 
     fn board(&mut self) -> Vec<Row> {
+        let settings = self.location.container_settings("board", 0);
         fresh()
-            .board(&self.location)
+            .board_v1(&settings)
             .unwrap()
+            .locks
             .into_iter()
             .map(|e| Row {
                 name: e.name,
                 state: match e.state {
-                    LeaseState::Available => "available",
-                    LeaseState::Leased => "leased",
-                    LeaseState::Expired => "expired",
-                    LeaseState::Breaking => "breaking",
-                    LeaseState::Broken => "broken",
+                    v1::lease::LeaseState::Available => "available",
+                    v1::lease::LeaseState::Leased => "leased",
+                    v1::lease::LeaseState::Expired => "expired",
+                    v1::lease::LeaseState::Breaking => "breaking",
+                    v1::lease::LeaseState::Broken => "broken",
                 }
                 .to_string(),
                 holder: e.holder,

@@ -1,6 +1,6 @@
 //! What the real-Spin stories share: replicas behind their own counting proxies, the parsed
 //! ticks, and the checker that judges them by the trigger's scheduled tick (the cron event's
-//! timestamp, or the interval the test fired), never by the ticket's own `interval` field.
+//! timestamp, or the interval the test fired), never by the due time the run reports itself.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -10,7 +10,8 @@ use traffic_cop_testbed::azurite::{connection_string_for_port, Azurite};
 use traffic_cop_testbed::proxy::CountingProxy;
 use traffic_cop_testbed::spin::{Launch, SpinReplica};
 use traffic_cop_testbed::EMULATOR_KEY_B64;
-use traffic_cop_wasm_host::component::{fresh, BoardEntry, LeaseState, Location, Lock};
+use traffic_cop_wasm_host::component::v1::lease::{LeaseState, Lock};
+use traffic_cop_wasm_host::component::{fresh, v1};
 
 pub const LOCK: &str = "nightly-cleanup";
 pub const LEASE_SECONDS: u64 = 15;
@@ -107,6 +108,21 @@ fn warm(node: &mut Node) {
     }
 }
 
+/// Where a story's locks live, reached straight at Azurite (not through a proxy).
+#[derive(Clone, Debug)]
+pub struct Location {
+    pub connection_string: String,
+    pub container: String,
+}
+
+impl Location {
+    /// The job's settings there, as the test host's own calls (the board, the operator's
+    /// verbs) use them.
+    pub fn settings(&self) -> v1::Settings {
+        v1::settings(&self.connection_string, &self.container, LOCK, "test-host")
+    }
+}
+
 pub fn location(container: &str) -> Location {
     Location {
         connection_string: Azurite::shared().connection_string(),
@@ -115,8 +131,9 @@ pub fn location(container: &str) -> Location {
 }
 
 /// The job's lock as the board shows it, read straight from Azurite (not through a proxy).
-pub fn lock_entry(container: &str) -> Option<BoardEntry> {
-    fresh().board(&location(container)).ok()?.into_iter().find(|e| e.name == LOCK)
+pub fn lock_entry(container: &str) -> Option<v1::BoardEntry> {
+    let board = fresh().board_v1(&location(container).settings()).ok()?;
+    board.locks.into_iter().find(|e| e.name == LOCK)
 }
 
 /// The run the test killed.
@@ -318,7 +335,7 @@ pub fn blob_metadata(container: &str) -> (LeaseState, BTreeMap<String, String>) 
         container: container.into(),
         blob: LOCK.into(),
     };
-    let status = fresh().inspect(&lock).unwrap();
+    let status = fresh().inspect_v1(&lock).unwrap();
     (status.state, status.metadata.into_iter().collect())
 }
 

@@ -191,8 +191,8 @@ fn the_html_board_names_the_app_shows_the_jobs_zone_and_a_late_run() {
     eprintln!("html board screenshot: {amber_before} -> {amber_after} late-amber pixels");
 }
 
-fn failed() -> traffic_cop_wasm_host::component::v3::Outcome {
-    traffic_cop_wasm_host::component::v3::Outcome::Failure("upstream said 503".into())
+fn failed() -> traffic_cop_wasm_host::component::v1::Outcome {
+    traffic_cop_wasm_host::component::v1::Outcome::Failure("upstream said 503".into())
 }
 
 pub fn tests() -> Vec<Test> {

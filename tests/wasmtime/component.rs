@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 use traffic_cop_testbed::azurite::{connection_string_for_port, Azurite};
 use traffic_cop_testbed::proxy::CountingProxy;
 use traffic_cop_testbed::EMULATOR_KEY_B64;
-use traffic_cop_wasm_host::component::{
-    self as host, fresh, LeaseDuration, LeaseError, LeaseState, Lock,
-};
+use traffic_cop_wasm_host::component::v1::lease::{LeaseDuration, LeaseState, Lock};
+use traffic_cop_wasm_host::component::v1::Error;
+use traffic_cop_wasm_host::component::{self as host, fresh};
 
 /// A lock in a container of its own, so tests running in parallel never meet.
 fn new_lock(connection_string: String) -> Lock {
@@ -28,24 +28,17 @@ fn azurite_lock() -> Lock {
 
 const FIXED_15: LeaseDuration = LeaseDuration::Fixed(15);
 
-fn component_exports_lease_guard_and_identity_and_imports_only_wasi() {
+fn component_exports_lease_and_guard_and_imports_only_wasi() {
     let host = host::Host::shared();
     let ty = host.component.component_type();
     let exports: Vec<String> = ty.exports(&host.engine).map(|(name, _)| name.to_string()).collect();
     let imports: Vec<String> = ty.imports(&host.engine).map(|(name, _)| name.to_string()).collect();
     println!("exports: {exports:?}\nimports: {imports:?}");
-    assert_eq!(
-        exports,
-        [
-            "traffic-cop:lease/lease@0.1.0",
-            "traffic-cop:lease/guard@0.1.0",
-            "traffic-cop:lease/guard@0.2.0",
-            "traffic-cop:lease/identity@0.2.0",
-            "traffic-cop:lease/guard@0.3.0",
-            "traffic-cop:lease/lease@1.0.0",
-            "traffic-cop:lease/guard@1.0.0"
-        ]
-    );
+    // The 1.0 contract, and nothing else but the unpublished 0.x versions still being retired
+    // (once they are gone, this is the whole list).
+    assert!(exports.iter().all(|e| e.starts_with("traffic-cop:lease/")), "{exports:?}");
+    let contract: Vec<&String> = exports.iter().filter(|e| !e.contains("@0.")).collect();
+    assert_eq!(contract, ["traffic-cop:lease/lease@1.0.0", "traffic-cop:lease/guard@1.0.0"]);
     assert!(imports.iter().all(|i| i.starts_with("wasi:")), "{imports:?}");
     assert!(
         imports.iter().any(|i| i.starts_with("wasi:http/outgoing-handler@0.2.")),
@@ -68,50 +61,52 @@ fn every_verb_round_trips_and_counts_its_requests() {
 
     let mut grant = None;
     measure("acquire (first use: container + blob created)", 4, &mut || {
-        grant = Some(fresh().acquire(&lock, FIXED_15, None).unwrap());
+        grant = Some(fresh().acquire_v1(&lock, FIXED_15, None).unwrap());
     });
     let id = grant.unwrap().lease_id;
     measure("inspect", 1, &mut || {
-        let status = fresh().inspect(&lock).unwrap();
+        let status = fresh().inspect_v1(&lock).unwrap();
         assert_eq!(
             (status.state, status.locked, status.infinite),
             (LeaseState::Leased, true, Some(false))
         );
     });
-    measure("renew", 1, &mut || assert_eq!(fresh().renew(&lock, &id).unwrap().lease_id, id));
+    measure("renew", 1, &mut || assert_eq!(fresh().renew_v1(&lock, &id).unwrap().lease_id, id));
     let new_id = "0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9";
     measure("change", 1, &mut || {
-        assert_eq!(fresh().change(&lock, &id, new_id).unwrap().lease_id, new_id)
+        assert_eq!(fresh().change_v1(&lock, &id, new_id).unwrap().lease_id, new_id)
     });
     measure("renew with the old id", 1, &mut || {
-        assert!(matches!(fresh().renew(&lock, &id), Err(LeaseError::LeaseLost(_))));
+        assert!(matches!(fresh().renew_v1(&lock, &id), Err(Error::LeaseLost(_))));
     });
-    measure("release", 1, &mut || fresh().release(&lock, new_id).unwrap());
+    measure("release", 1, &mut || fresh().release_v1(&lock, new_id).unwrap());
     measure("inspect", 1, &mut || {
-        assert_eq!(fresh().inspect(&lock).unwrap().state, LeaseState::Available)
+        assert_eq!(fresh().inspect_v1(&lock).unwrap().state, LeaseState::Available)
     });
     measure("acquire (steady state)", 1, &mut || {
-        fresh().acquire(&lock, LeaseDuration::Infinite, Some(new_id)).unwrap();
+        fresh().acquire_v1(&lock, LeaseDuration::Infinite, Some(new_id)).unwrap();
     });
-    measure("break-lease", 1, &mut || assert_eq!(fresh().break_lease(&lock, Some(0)).unwrap(), 0));
+    measure("break-lease", 1, &mut || {
+        assert_eq!(fresh().break_lease_v1(&lock, Some(0)).unwrap(), 0)
+    });
     measure("inspect", 1, &mut || {
-        assert_eq!(fresh().inspect(&lock).unwrap().state, LeaseState::Broken)
+        assert_eq!(fresh().inspect_v1(&lock).unwrap().state, LeaseState::Broken)
     });
 }
 
 fn a_second_holder_is_told_held_by_other_and_a_retried_acquire_is_idempotent() {
     let lock = azurite_lock();
     let id = "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee";
-    fresh().acquire(&lock, FIXED_15, Some(id)).unwrap();
-    match fresh().acquire(&lock, FIXED_15, None) {
-        Err(LeaseError::HeldByOther(e)) => {
+    fresh().acquire_v1(&lock, FIXED_15, Some(id)).unwrap();
+    match fresh().acquire_v1(&lock, FIXED_15, None) {
+        Err(Error::HeldByOther(e)) => {
             assert_eq!((e.status, e.code.as_deref()), (409, Some("LeaseAlreadyPresent")));
             assert!(e.request_id.is_some());
         }
         other => panic!("expected held-by-other, got {other:?}"),
     }
     // The same proposed id again is what a retry after a lost answer sends: it succeeds.
-    assert_eq!(fresh().acquire(&lock, FIXED_15, Some(id)).unwrap().lease_id, id);
+    assert_eq!(fresh().acquire_v1(&lock, FIXED_15, Some(id)).unwrap().lease_id, id);
 }
 
 fn racing_first_acquires_create_the_lock_once_and_elect_exactly_one_holder() {
@@ -119,66 +114,66 @@ fn racing_first_acquires_create_the_lock_once_and_elect_exactly_one_holder() {
     let outcomes: Vec<_> = (0..6)
         .map(|_| {
             let lock = lock.clone();
-            std::thread::spawn(move || fresh().acquire(&lock, FIXED_15, None))
+            std::thread::spawn(move || fresh().acquire_v1(&lock, FIXED_15, None))
         })
         .collect::<Vec<_>>()
         .into_iter()
         .map(|t| t.join().unwrap())
         .collect();
     let winners = outcomes.iter().filter(|o| o.is_ok()).count();
-    let held = outcomes.iter().filter(|o| matches!(o, Err(LeaseError::HeldByOther(_)))).count();
+    let held = outcomes.iter().filter(|o| matches!(o, Err(Error::HeldByOther(_)))).count();
     assert_eq!((winners, held), (1, 5), "{outcomes:?}");
 }
 
 fn an_expired_lease_lets_the_next_holder_in() {
     let lock = azurite_lock();
-    let first = fresh().acquire(&lock, FIXED_15, None).unwrap().lease_id;
+    let first = fresh().acquire_v1(&lock, FIXED_15, None).unwrap().lease_id;
     let started = Instant::now();
-    assert!(matches!(fresh().acquire(&lock, FIXED_15, None), Err(LeaseError::HeldByOther(_))));
+    assert!(matches!(fresh().acquire_v1(&lock, FIXED_15, None), Err(Error::HeldByOther(_))));
     std::thread::sleep(Duration::from_secs(16).saturating_sub(started.elapsed()));
-    assert_eq!(fresh().inspect(&lock).unwrap().state, LeaseState::Expired);
-    let second = fresh().acquire(&lock, FIXED_15, None).unwrap().lease_id;
+    assert_eq!(fresh().inspect_v1(&lock).unwrap().state, LeaseState::Expired);
+    let second = fresh().acquire_v1(&lock, FIXED_15, None).unwrap().lease_id;
     assert_ne!(first, second);
-    assert!(matches!(fresh().renew(&lock, &first), Err(LeaseError::LeaseLost(_))));
+    assert!(matches!(fresh().renew_v1(&lock, &first), Err(Error::LeaseLost(_))));
 }
 
 fn break_periods_behave_as_documented() {
     // Infinite lease, no period: broken at once, and anyone may acquire.
     let lock = azurite_lock();
-    fresh().acquire(&lock, LeaseDuration::Infinite, None).unwrap();
-    assert_eq!(fresh().break_lease(&lock, None).unwrap(), 0);
-    fresh().acquire(&lock, FIXED_15, None).unwrap();
+    fresh().acquire_v1(&lock, LeaseDuration::Infinite, None).unwrap();
+    assert_eq!(fresh().break_lease_v1(&lock, None).unwrap(), 0);
+    fresh().acquire_v1(&lock, FIXED_15, None).unwrap();
 
     // Fixed lease, no period: it keeps breaking until its original end.
-    let remaining = fresh().break_lease(&lock, None).unwrap();
+    let remaining = fresh().break_lease_v1(&lock, None).unwrap();
     assert!((13..=15).contains(&remaining), "{remaining}");
 
     // Fixed lease, period 2: the holder loses it, nobody gets it until the period is over.
     let lock = azurite_lock();
-    let holder = fresh().acquire(&lock, FIXED_15, None).unwrap().lease_id;
-    assert_eq!(fresh().break_lease(&lock, Some(2)).unwrap(), 2);
-    assert_eq!(fresh().inspect(&lock).unwrap().state, LeaseState::Breaking);
-    assert!(matches!(fresh().renew(&lock, &holder), Err(LeaseError::LeaseLost(_))));
-    assert!(matches!(fresh().acquire(&lock, FIXED_15, None), Err(LeaseError::HeldByOther(_))));
+    let holder = fresh().acquire_v1(&lock, FIXED_15, None).unwrap().lease_id;
+    assert_eq!(fresh().break_lease_v1(&lock, Some(2)).unwrap(), 2);
+    assert_eq!(fresh().inspect_v1(&lock).unwrap().state, LeaseState::Breaking);
+    assert!(matches!(fresh().renew_v1(&lock, &holder), Err(Error::LeaseLost(_))));
+    assert!(matches!(fresh().acquire_v1(&lock, FIXED_15, None), Err(Error::HeldByOther(_))));
     std::thread::sleep(Duration::from_millis(3200));
-    assert_eq!(fresh().inspect(&lock).unwrap().state, LeaseState::Broken);
-    fresh().acquire(&lock, FIXED_15, None).unwrap();
+    assert_eq!(fresh().inspect_v1(&lock).unwrap().state, LeaseState::Broken);
+    fresh().acquire_v1(&lock, FIXED_15, None).unwrap();
 }
 
 fn a_missing_blob_in_an_existing_container_is_created() {
     let lock = azurite_lock();
-    fresh().acquire(&lock, FIXED_15, None).unwrap();
+    fresh().acquire_v1(&lock, FIXED_15, None).unwrap();
     let sibling = Lock { blob: "other".into(), ..lock };
-    assert!(matches!(fresh().inspect(&sibling), Err(LeaseError::NotFound(_))));
-    fresh().acquire(&sibling, FIXED_15, None).unwrap();
-    assert_eq!(fresh().inspect(&sibling).unwrap().state, LeaseState::Leased);
+    assert!(matches!(fresh().inspect_v1(&sibling), Err(Error::NotFound(_))));
+    fresh().acquire_v1(&sibling, FIXED_15, None).unwrap();
+    assert_eq!(fresh().inspect_v1(&sibling).unwrap().state, LeaseState::Leased);
 }
 
 fn a_wrong_key_is_unauthorized_with_a_hint() {
     let wrong_key = "d3Jvbmcta2V5LXdyb25nLWtleS13cm9uZy1rZXktd3Jvbmcta2V5LXdyb25nLWtleQ==";
     let lock = new_lock(connection_string_for_port(Azurite::shared().port, wrong_key));
-    match fresh().acquire(&lock, FIXED_15, None) {
-        Err(LeaseError::Unauthorized(e)) => {
+    match fresh().acquire_v1(&lock, FIXED_15, None) {
+        Err(Error::Unauthorized(e)) => {
             assert_eq!(e.status, 403);
             // Azurite answers a bad signature with AuthorizationFailure, whose message names the
             // key among its causes (a clock off by 15 minutes is Azure's AuthenticationFailed).
@@ -192,11 +187,11 @@ fn a_wrong_key_is_unauthorized_with_a_hint() {
 fn a_stopped_emulator_is_a_transport_error_not_a_trap() {
     let azurite = Azurite::start();
     let lock = new_lock(azurite.connection_string());
-    let id = fresh().acquire(&lock, FIXED_15, None).unwrap().lease_id;
+    let id = fresh().acquire_v1(&lock, FIXED_15, None).unwrap().lease_id;
     azurite.stop();
     let started = Instant::now();
-    match fresh().renew(&lock, &id) {
-        Err(LeaseError::Transport(detail)) => assert!(detail.contains("Connect"), "{detail}"),
+    match fresh().renew_v1(&lock, &id) {
+        Err(Error::Transport(detail)) => assert!(detail.contains("Connect"), "{detail}"),
         other => panic!("expected a transport error, got {other:?}"),
     }
     println!("transport failure reported after {:?} (retries included)", started.elapsed());
@@ -219,7 +214,7 @@ fn bad_input_is_a_typed_error_before_any_request() {
     ];
     for cs in config_cases {
         assert!(
-            matches!(fresh().inspect(&lock(cs, "abc", "x")), Err(LeaseError::InvalidConfig(_))),
+            matches!(fresh().inspect_v1(&lock(cs, "abc", "x")), Err(Error::InvalidConfig(_))),
             "{cs:?}"
         );
     }
@@ -233,35 +228,32 @@ fn bad_input_is_a_typed_error_before_any_request() {
     ]
     .map(|(c, b)| (c.to_string(), b.to_string()));
     for (container, blob) in name_cases {
-        let result = fresh().acquire(&lock(&good, &container, &blob), FIXED_15, None);
+        let result = fresh().acquire_v1(&lock(&good, &container, &blob), FIXED_15, None);
         assert!(
-            matches!(result, Err(LeaseError::InvalidArgument(_))),
+            matches!(result, Err(Error::InvalidArgument(_))),
             "{container:?}/{blob:?}: {result:?}"
         );
     }
     let ok = lock(&good, "abc", "x");
     for seconds in [0, 14, 61, u32::MAX] {
         assert!(matches!(
-            fresh().acquire(&ok, LeaseDuration::Fixed(seconds), None),
-            Err(LeaseError::InvalidArgument(_))
+            fresh().acquire_v1(&ok, LeaseDuration::Fixed(seconds), None),
+            Err(Error::InvalidArgument(_))
         ));
     }
     assert!(matches!(
-        fresh().acquire(&ok, FIXED_15, Some("nope")),
-        Err(LeaseError::InvalidArgument(_))
+        fresh().acquire_v1(&ok, FIXED_15, Some("nope")),
+        Err(Error::InvalidArgument(_))
     ));
-    assert!(matches!(fresh().renew(&ok, "nope"), Err(LeaseError::InvalidArgument(_))));
-    assert!(matches!(
-        fresh().change(&ok, "nope", "also-nope"),
-        Err(LeaseError::InvalidArgument(_))
-    ));
-    assert!(matches!(fresh().release(&ok, ""), Err(LeaseError::InvalidArgument(_))));
-    assert!(matches!(fresh().break_lease(&ok, Some(61)), Err(LeaseError::InvalidArgument(_))));
+    assert!(matches!(fresh().renew_v1(&ok, "nope"), Err(Error::InvalidArgument(_))));
+    assert!(matches!(fresh().change_v1(&ok, "nope", "also-nope"), Err(Error::InvalidArgument(_))));
+    assert!(matches!(fresh().release_v1(&ok, ""), Err(Error::InvalidArgument(_))));
+    assert!(matches!(fresh().break_lease_v1(&ok, Some(61)), Err(Error::InvalidArgument(_))));
 }
 
 pub fn tests() -> Vec<Test> {
     traffic_cop_testbed::tests![
-        component_exports_lease_guard_and_identity_and_imports_only_wasi,
+        component_exports_lease_and_guard_and_imports_only_wasi,
         every_verb_round_trips_and_counts_its_requests,
         a_second_holder_is_told_held_by_other_and_a_retried_acquire_is_idempotent,
         racing_first_acquires_create_the_lock_once_and_elect_exactly_one_holder,

@@ -11,7 +11,8 @@ use traffic_cop_testbed::azurite::Azurite;
 use traffic_cop_testbed::needs::require;
 use traffic_cop_testbed::runner::Test;
 use traffic_cop_wasm_host::apps::{App, HttpAnswer};
-use traffic_cop_wasm_host::component::{fresh, options_v3, utc_cron, v3, Host, Lock};
+use traffic_cop_wasm_host::component::v1::{self, Decision, Outcome};
+use traffic_cop_wasm_host::component::{fresh, Host};
 
 const TOKEN: &str = "metrics-test-token";
 const LOCK: &str = "billing";
@@ -51,20 +52,22 @@ fn post(app: &App, vars: &BTreeMap<String, String>, path: &str) -> HttpAnswer {
 
 /// One run of `lock` by another replica of the job, through the lease component, ended with
 /// `outcome`.
-pub fn run_elsewhere(container: &str, lock: &str, outcome: v3::Outcome) {
-    let lock = Lock {
-        connection_string: Azurite::shared().connection_string(),
-        container: container.to_string(),
-        blob: lock.to_string(),
+pub fn run_elsewhere(container: &str, lock: &str, outcome: Outcome) {
+    let settings = v1::Settings {
+        lease_seconds: Some("15".into()),
+        schedule: Some(EVERY_SECOND.into()),
+        ..v1::settings(&Azurite::shared().connection_string(), container, lock, "worker-9")
     };
-    let options = options_v3("worker-9", utc_cron(EVERY_SECOND));
     // The next second is a due time of its own.
     let next = traffic_cop_testbed::unix_secs() + 1;
     traffic_cop_testbed::sleep_until_unix(next, 100);
     let mut instance = fresh();
-    match instance.guarded_invoke_v3(&lock, &options) {
-        v3::Decision::Run(ticket) => instance.complete_v3(&ticket, &outcome).unwrap(),
-        v3::Decision::Skip(why) => panic!("worker-9 was not granted: {why:?}"),
+    match instance.guarded_invoke_v1(&settings) {
+        Decision::Run(run) => {
+            let finished = instance.run_complete(run, &outcome);
+            assert!(finished.error.is_none(), "{finished:?}");
+        }
+        Decision::Skip(skipped) => panic!("worker-9 was not granted: {skipped:?}"),
     }
 }
 
@@ -106,7 +109,7 @@ fn metrics_follow_the_runs_and_promtool_accepts_them() {
     let ran = post(&app, &vars, "/run");
     assert!(ran.body.contains("\"decision\":\"run\""), "{}", ran.body);
     for _ in 0..3 {
-        run_elsewhere(&container, LOCK, v3::Outcome::Failure("upstream said 503".into()));
+        run_elsewhere(&container, LOCK, Outcome::Failure("upstream said 503".into()));
     }
     let text = get(&app, &vars, "/metrics", "text/plain").body;
     let lock = format!("lock=\"{LOCK}\"");
@@ -163,13 +166,13 @@ fn a_metrics_answer_is_served_from_key_value_for_board_cache_seconds() {
     let ran = post(&app, &long, "/run");
     assert!(ran.body.contains("\"decision\":\"run\""), "{}", ran.body);
     assert_eq!(token(get(&app, &long, "/metrics", "")), 1.0);
-    run_elsewhere(&container, LOCK, v3::Outcome::Success);
+    run_elsewhere(&container, LOCK, Outcome::Success(String::new()));
     assert_eq!(token(get(&app, &long, "/metrics", "")), 1.0, "served from the cache");
     // A fresh replica (its own key-value store) lists at once; with a 2 s cache it lists again
     // once its answer is stale.
     let (other, short) = (self::app(), variables(&container, 2));
     assert_eq!(token(get(&other, &short, "/metrics", "")), 2.0);
-    run_elsewhere(&container, LOCK, v3::Outcome::Success);
+    run_elsewhere(&container, LOCK, Outcome::Success(String::new()));
     std::thread::sleep(std::time::Duration::from_millis(2100));
     assert_eq!(token(get(&other, &short, "/metrics", "")), 3.0, "listed again once stale");
 }
@@ -208,16 +211,10 @@ fn routes_are_exact_and_need_the_board_token_when_it_is_set() {
     open.insert("schedule".into(), String::new());
     let refused = send(&open, "POST", "/run", None);
     assert_eq!(refused.status, 403, "{}", refused.body);
-    assert!(
-        fresh()
-            .board(&traffic_cop_wasm_host::component::Location {
-                connection_string: Azurite::shared().connection_string(),
-                container: container.clone(),
-            })
-            .map(|b| b.is_empty())
-            .unwrap_or(true),
-        "no refused request touched a lock"
-    );
+    // A container nothing created is an empty board.
+    let settings = v1::settings(&Azurite::shared().connection_string(), &container, LOCK, "web-0");
+    let board = fresh().board_v1(&settings).expect("a board");
+    assert!(board.locks.is_empty(), "no refused request touched a lock: {board:?}");
 }
 
 pub fn tests() -> Vec<Test> {

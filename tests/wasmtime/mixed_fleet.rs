@@ -1,6 +1,6 @@
-//! A rolling upgrade: a replica of the build released before guard@0.3.0
-//! (tests/fixtures/traffic_cop-7cb116a.wasm, guard@0.2.0 every 2 s) and one of this build
-//! (guard@0.3.0, the same schedule as a cron expression) on one lock in Azurite. They keep one
+//! A rolling upgrade from an earlier build: a replica of an old build
+//! (tests/fixtures/traffic_cop-7cb116a.wasm, its guard@0.2.0 every 2 s) and one of this build
+//! (traffic-cop:lease@1.0.0, the same schedule as a cron expression) on one lock in Azurite. They keep one
 //! run per due time, the old one keeps the record keys only this build knows, this build's
 //! history takes in the old one's runs, and this build takes over a run the old one abandoned.
 
@@ -8,7 +8,9 @@ use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use traffic_cop_testbed::azurite::Azurite;
 use traffic_cop_testbed::runner::Test;
-use traffic_cop_wasm_host::component::{fresh, options_v3, utc_cron, v3, Lock};
+use traffic_cop_wasm_host::component::fresh;
+use traffic_cop_wasm_host::component::v1::lease::Lock;
+use traffic_cop_wasm_host::component::v1::{self, Decision, Outcome, SkipReason, Skipped};
 use traffic_cop_wasm_host::old_build::{self, old_fresh};
 
 const EVERY: u64 = 2;
@@ -36,8 +38,30 @@ fn old_options() -> old_build::GuardOptions {
     }
 }
 
-fn new_options() -> v3::GuardOptions {
-    options_v3("new-build", utc_cron(&format!("*/{EVERY} * * * * *")))
+fn new_settings(lock: &Lock) -> v1::Settings {
+    v1::Settings {
+        lease_seconds: Some("15".into()),
+        schedule: Some(format!("*/{EVERY} * * * * *")),
+        ..v1::settings(&lock.connection_string, &lock.container, &lock.blob, "new-build")
+    }
+}
+
+/// This build's run, completed on the instance that granted it: (token, due time).
+fn new_run(lock: &Lock, work: Duration) -> Result<(u64, u64), String> {
+    let mut instance = fresh();
+    match instance.guarded_invoke_v1(&new_settings(lock)) {
+        Decision::Run(run) => {
+            let details = instance.run_details(run);
+            std::thread::sleep(work);
+            completed(instance.run_complete(run, &Outcome::Success(String::new())));
+            Ok((details.fencing_token, details.past_due.due_at_ms))
+        }
+        Decision::Skip(skipped) => Err(format!("new: {}", skipped.text)),
+    }
+}
+
+fn completed(finished: v1::Finished) {
+    assert!(finished.error.is_none(), "complete: {}", finished.text);
 }
 
 fn old_lock(lock: &Lock) -> old_build::Lock {
@@ -50,7 +74,7 @@ fn old_lock(lock: &Lock) -> old_build::Lock {
 
 fn metadata(lock: &Lock) -> BTreeMap<String, String> {
     // A lock not yet created has no record.
-    fresh().inspect(lock).map(|s| s.metadata.into_iter().collect()).unwrap_or_default()
+    fresh().inspect_v1(lock).map(|s| s.metadata.into_iter().collect()).unwrap_or_default()
 }
 
 /// Who ran one due time, with which token.
@@ -81,14 +105,7 @@ fn round(lock: &Lock, old_first: bool, complete_old: bool) -> Round {
     });
     let new = std::thread::spawn(move || {
         std::thread::sleep(stagger(!old_first));
-        match fresh().guarded_invoke_v3(&new, &new_options()) {
-            v3::Decision::Run(ticket) => {
-                std::thread::sleep(Duration::from_millis(300));
-                fresh().complete_v3(&ticket, &v3::Outcome::Success).unwrap();
-                Ok((ticket.fencing_token, ticket.past_due.due_at_ms))
-            }
-            skip => Err(format!("new: {skip:?}")),
-        }
+        new_run(&new, Duration::from_millis(300))
     });
     let (old, new) = (old.join().unwrap(), new.join().unwrap());
     let (winner, (token, ticket_due)) = match (old, new) {
@@ -118,11 +135,7 @@ fn old_and_new_builds_on_one_lock_keep_one_run_per_due_time_and_each_others_reco
         other => panic!("old build on a fresh lock: {other:?}"),
     }
     .unwrap();
-    match fresh().guarded_invoke_v3(&only_new, &new_options()) {
-        v3::Decision::Run(t) => fresh().complete_v3(&t, &v3::Outcome::Success),
-        other => panic!("new build on a fresh lock: {other:?}"),
-    }
-    .unwrap();
+    new_run(&only_new, Duration::ZERO).expect("new build on a fresh lock");
     let (old_keys, new_keys) = (metadata(&only_old), metadata(&only_new));
     let new_only: Vec<&String> = new_keys.keys().filter(|k| !old_keys.contains_key(*k)).collect();
     assert!(!new_only.is_empty(), "this build writes no key the old one lacks: {new_keys:?}");
@@ -156,17 +169,19 @@ fn old_and_new_builds_on_one_lock_keep_one_run_per_due_time_and_each_others_reco
     let expiry_ms = abandoned.due_ms + 150 + 15_000;
     loop {
         let due_ms = next_due();
-        match fresh().guarded_invoke_v3(&shared, &new_options()) {
-            v3::Decision::Run(ticket) => {
+        let mut instance = fresh();
+        match instance.guarded_invoke_v1(&new_settings(&shared)) {
+            Decision::Run(run) => {
+                let details = instance.run_details(run);
                 assert!(now_ms() + 1000 >= expiry_ms, "took over before the lease expired");
-                assert!(ticket.previous_abandoned, "{ticket:?}");
-                assert_eq!(ticket.fencing_token, abandoned.token + 1);
-                assert_eq!(ticket.past_due.due_at_ms, due_ms);
-                fresh().complete_v3(&ticket, &v3::Outcome::Success).unwrap();
-                rounds.push(Round { due_ms, winner: "new", token: ticket.fencing_token });
+                assert!(details.previous_abandoned, "{details:?}");
+                assert_eq!(details.fencing_token, abandoned.token + 1);
+                assert_eq!(details.past_due.due_at_ms, due_ms);
+                completed(instance.run_complete(run, &Outcome::Success(String::new())));
+                rounds.push(Round { due_ms, winner: "new", token: details.fencing_token });
                 break;
             }
-            v3::Decision::Skip(v3::SkipReason::HeldByOther(held)) => {
+            Decision::Skip(Skipped { reason: SkipReason::HeldByOther(held), .. }) => {
                 assert_eq!(held.holder.as_deref(), Some("old-build"));
                 assert!(now_ms() < expiry_ms + 3 * EVERY * 1000, "no takeover after expiry");
             }
@@ -176,7 +191,8 @@ fn old_and_new_builds_on_one_lock_keep_one_run_per_due_time_and_each_others_reco
 
     // This build's history lists every run of the fleet: its own, the old build's completed
     // ones (added at its next grant) and the abandoned one; the totals count them.
-    let board = fresh().board_v3(&v3::Location { connection_string, container }).unwrap();
+    let settings = v1::Settings { lock: None, ..new_settings(&shared) };
+    let board = fresh().board_v1(&settings).unwrap();
     let entry = board.locks.iter().find(|e| e.name == "rolling").expect("the lock on the board");
     let mut history: Vec<(u64, String)> = entry
         .history

@@ -13,12 +13,12 @@ mod entra;
 mod faults;
 mod fenced_azurite;
 mod guard_azurite;
-mod guard_v2;
 mod listing_azurite;
 mod lossy;
 mod metrics;
 mod mixed_fleet;
 mod node_jco;
+mod past_due;
 mod prometheus_files;
 mod publishing;
 mod schedule_change;
@@ -38,12 +38,12 @@ pub fn tests() -> Vec<traffic_cop_testbed::runner::Test> {
         faults::tests(),
         fenced_azurite::tests(),
         guard_azurite::tests(),
-        guard_v2::tests(),
         listing_azurite::tests(),
         lossy::tests(),
         metrics::tests(),
         mixed_fleet::tests(),
         node_jco::tests(),
+        past_due::tests(),
         prometheus_files::tests(),
         publishing::tests(),
         schedule_change::tests(),

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 use traffic_cop_testbed::azurite::Azurite;
 use traffic_cop_wasm_host::apps::{app_wasm, compose, App};
-use traffic_cop_wasm_host::component::{fresh, Host, Location};
+use traffic_cop_wasm_host::component::{fresh, v1, Host};
 
 fn manifest() -> toml::Table {
     let text = std::fs::read_to_string(traffic_cop_testbed::repo_root().join("spin.toml")).unwrap();
@@ -24,7 +24,7 @@ fn apps() -> &'static (App, App) {
     })
 }
 
-/// Every minute: a lock created by its first tick owes the minute's due time its run (guard@0.3.0
+/// Every minute: a lock created by its first tick owes the minute's due time its run (the guard
 /// owes a due time up to a minute before the lock existed), so the first tick runs.
 fn variables(container: &str, holder: &str) -> BTreeMap<String, String> {
     [
@@ -40,12 +40,11 @@ fn variables(container: &str, holder: &str) -> BTreeMap<String, String> {
     .collect()
 }
 
-fn board(container: &str) -> Vec<traffic_cop_wasm_host::component::BoardEntry> {
-    let location = Location {
-        connection_string: Azurite::shared().connection_string(),
-        container: container.into(),
-    };
-    fresh().board(&location).unwrap()
+/// The container's locks as the board shows them, read straight from Azurite.
+fn board(container: &str) -> Vec<v1::BoardEntry> {
+    let connection_string = Azurite::shared().connection_string();
+    let settings = v1::settings(&connection_string, container, "nightly-cleanup", "test-host");
+    fresh().board_v1(&settings).unwrap().locks
 }
 
 fn the_manifest_matches_the_build() {

@@ -5,7 +5,8 @@
 //! been answered.
 
 use traffic_cop_testbed::runner::Test;
-use traffic_cop_wasm_host::component::{LeaseError, Lock};
+use traffic_cop_wasm_host::component::v1::lease::Lock;
+use traffic_cop_wasm_host::component::v1::Error;
 use traffic_cop_wasm_host::staged;
 
 fn an_answer_ready_at_the_deadline_is_kept_not_dropped() {
@@ -21,12 +22,12 @@ fn an_answer_ready_at_the_deadline_is_kept_not_dropped() {
     // would keep its answer. So calls go on until a few answers were kept, within a bound.
     let (mut answered, mut late) = (0, 0);
     for call in 0..MAX_CALLS {
-        match staged::at_the_deadline().inspect(&lock) {
+        match staged::at_the_deadline().inspect_v1(&lock) {
             Ok(status) => {
                 assert!(!status.locked);
                 answered += 1;
             }
-            Err(LeaseError::Transport(why)) if why.starts_with("Timeout") => late += 1,
+            Err(Error::Transport(why)) if why.starts_with("Timeout") => late += 1,
             Err(error) => {
                 panic!("call {call}: an answer ready at the deadline was lost: {error:?}")
             }

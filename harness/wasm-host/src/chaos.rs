@@ -57,7 +57,7 @@ pub struct Struck {
     pub action: Action,
     pub token: u64,
     pub start_ms: u64,
-    pub after: Option<(crate::component::LeaseState, bool)>,
+    pub after: Option<(crate::component::v1::lease::LeaseState, bool)>,
 }
 
 /// Everything a run saw, judged.
@@ -99,7 +99,8 @@ pub fn run(config: &ChaosConfig) -> ChaosRun {
     // The replica the board shows running, with its run's token and start.
     let runner = |nodes: &[Node]| -> Option<(usize, u64, u64)> {
         let entry = node::lock_entry(config)?;
-        let running = entry.running && entry.state == crate::component::LeaseState::Leased;
+        let running =
+            entry.running && entry.state == crate::component::v1::lease::LeaseState::Leased;
         let holder = entry.holder.filter(|_| running)?;
         let i = nodes.iter().position(|n| n.name == holder && n.is_up())?;
         // The board can lag the run's end (a `complete` whose answer was lost): wait for a run

@@ -107,6 +107,44 @@ impl Instance {
         let guard = self.provider.traffic_cop_lease1_0_0_guard();
         guard.call_error_text(&mut self.store, error).expect("no trap")
     }
+    pub fn acquire_v1(
+        &mut self,
+        lock: &v1::lease::Lock,
+        duration: v1::lease::LeaseDuration,
+        id: Option<&str>,
+    ) -> Result<v1::lease::LeaseGrant, v1::Error> {
+        let lease = self.provider.traffic_cop_lease1_0_0_lease();
+        lease.call_acquire(&mut self.store, lock, duration, id).expect("no trap")
+    }
+    pub fn renew_v1(
+        &mut self,
+        lock: &v1::lease::Lock,
+        id: &str,
+    ) -> Result<v1::lease::LeaseGrant, v1::Error> {
+        let lease = self.provider.traffic_cop_lease1_0_0_lease();
+        lease.call_renew(&mut self.store, lock, id).expect("no trap")
+    }
+    pub fn change_v1(
+        &mut self,
+        lock: &v1::lease::Lock,
+        id: &str,
+        proposed: &str,
+    ) -> Result<v1::lease::LeaseGrant, v1::Error> {
+        let lease = self.provider.traffic_cop_lease1_0_0_lease();
+        lease.call_change(&mut self.store, lock, id, proposed).expect("no trap")
+    }
+    pub fn release_v1(&mut self, lock: &v1::lease::Lock, id: &str) -> Result<(), v1::Error> {
+        let lease = self.provider.traffic_cop_lease1_0_0_lease();
+        lease.call_release(&mut self.store, lock, id).expect("no trap")
+    }
+    pub fn break_lease_v1(
+        &mut self,
+        lock: &v1::lease::Lock,
+        period: Option<u32>,
+    ) -> Result<u32, v1::Error> {
+        let lease = self.provider.traffic_cop_lease1_0_0_lease();
+        lease.call_break_lease(&mut self.store, lock, period).expect("no trap")
+    }
     pub fn inspect_v1(
         &mut self,
         lock: &v1::lease::Lock,

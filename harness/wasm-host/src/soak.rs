@@ -1,7 +1,8 @@
 //! Contenders under faults, and the mutual-exclusion checker that judges them. Used by the
 //! bounded default test (tests/wasmtime/faults.rs) and the long soak command (`scripts/soak`).
 
-use crate::component::{fresh, Decision, GuardOptions, Lock, Outcome, SkipReason};
+use crate::component::fresh;
+use crate::component::v1::{self, Decision, Outcome, SkipReason};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -115,12 +116,7 @@ pub fn run(config: &SoakConfig) -> SoakReport {
             std::thread::spawn(move || {
                 let mut rng =
                     config.faults.seed ^ (contender as u64 + 1).wrapping_mul(0xD6E8_FEB8_6659_FD93);
-                let options = GuardOptions {
-                    holder: format!("c{contender}"),
-                    lease_seconds: 15,
-                    interval_seconds: 1,
-                    keep_alive_seconds: None,
-                };
+                let holder = format!("c{contender}");
                 for tick in 0..config.ticks {
                     if contender == 0 && tick % 25 == 0 && tick > 0 {
                         let decisions = report.lock().unwrap().decisions;
@@ -134,23 +130,27 @@ pub fn run(config: &SoakConfig) -> SoakReport {
                     order.sort_by_key(|_| next(&mut rng));
                     for lock_index in order {
                         let name = format!("lock-{lock_index}");
-                        let lock = Lock {
-                            connection_string: connection_string.clone(),
-                            container: config.container.clone(),
-                            blob: name.clone(),
+                        // Due every second, counted from the second it is due (no early
+                        // tolerance), as the report's intervals are.
+                        let settings = v1::Settings {
+                            lease_seconds: Some("15".into()),
+                            schedule: Some("@every 1s".into()),
+                            early_tolerance_ms: Some("0".into()),
+                            ..v1::settings(&connection_string, &config.container, &name, &holder)
                         };
-                        let decision = fresh().guarded_invoke(&lock, &options);
+                        let mut instance = fresh();
+                        let decision = instance.guarded_invoke_v1(&settings);
                         let started = epoch.elapsed();
                         let mut tally = report.lock().unwrap();
                         tally.decisions += 1;
-                        let ticket = match decision {
-                            Decision::Run(ticket) => ticket,
-                            Decision::Skip(reason) => {
-                                let key = match reason {
+                        let run = match decision {
+                            Decision::Run(run) => run,
+                            Decision::Skip(skipped) => {
+                                let key = match skipped.reason {
                                     SkipReason::HeldByOther(_) => "held-by-other",
                                     SkipReason::AlreadyRan(_) => "already-ran",
-                                    SkipReason::Error(e) => {
-                                        tally.errors.push(format!("{e:?}"));
+                                    _ => {
+                                        tally.errors.push(skipped.text);
                                         "error"
                                     }
                                 };
@@ -158,8 +158,9 @@ pub fn run(config: &SoakConfig) -> SoakReport {
                                 continue;
                             }
                         };
+                        let details = instance.run_details(run);
                         let lease_left =
-                            Duration::from_millis(ticket.deadline_ms.saturating_sub(unix_ms()));
+                            Duration::from_millis(details.deadline_ms.saturating_sub(unix_ms()));
                         let fate = next(&mut rng) % 1000;
                         let nth = granted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                         let crashed = nth >= config.first_overruns && fate < config.crash_per_mille;
@@ -173,13 +174,16 @@ pub fn run(config: &SoakConfig) -> SoakReport {
                             std::thread::sleep(Duration::from_millis(20));
                         }
                         let ended = epoch.elapsed();
-                        let completed =
-                            !crashed && fresh().complete(&ticket, &Outcome::Success).is_ok();
+                        let completed = !crashed
+                            && instance
+                                .run_complete(run, &Outcome::Success(String::new()))
+                                .error
+                                .is_none();
                         let grant = Grant {
                             lock: name,
                             contender,
-                            token: ticket.fencing_token,
-                            interval: ticket.interval,
+                            token: details.fencing_token,
+                            interval: details.past_due.due_at_ms / 1000,
                             work: (started, ended),
                             held_until: if crashed {
                                 started + lease_left

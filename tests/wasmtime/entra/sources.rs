@@ -1,26 +1,40 @@
 //! Every token source through the built component: acquire and release a lease, then a leader
-//! run (guarded-invoke + complete) and a follower tick, each call on a fresh instance as a
-//! serverless host makes them. Round trips per follower tick and per leader run are counted
+//! run (guarded-invoke + complete, on the instance that was granted the run) and a follower
+//! tick on a fresh instance, as a serverless host makes them. Round trips per follower tick and per leader run are counted
 //! per source (storage on the client side, token requests at the fake IdP) and printed.
 
 use traffic_cop_testbed::runner::Test;
 
 use super::env::*;
 use std::time::Duration;
-use traffic_cop_wasm_host::component::{
-    fresh, Decision, GuardOptions, LeaseDuration, Lock, Outcome, SkipReason,
-};
+use traffic_cop_wasm_host::component::fresh;
+use traffic_cop_wasm_host::component::v1::lease::{LeaseDuration, Lock};
+use traffic_cop_wasm_host::component::v1::{self, Decision, Outcome, SkipReason, Skipped};
 use traffic_cop_wasm_host::outbound;
 
 pub const INTERVAL: u64 = 60;
 
-pub fn options(holder: &str) -> GuardOptions {
-    GuardOptions {
-        holder: holder.into(),
-        lease_seconds: 15,
-        interval_seconds: INTERVAL,
-        keep_alive_seconds: None,
+/// The guard's settings for `holder` on `lock`: a 15 s lease, due every [`INTERVAL`].
+pub fn settings(lock: &Lock, holder: &str) -> v1::Settings {
+    v1::Settings {
+        lease_seconds: Some("15".into()),
+        schedule: Some(format!("@every {INTERVAL}s")),
+        ..v1::settings(&lock.connection_string, &lock.container, &lock.blob, holder)
     }
+}
+
+/// A leader run on one instance: granted, then completed there. Its `finished`.
+pub fn leader_run(lock: &Lock) -> v1::Finished {
+    let mut instance = fresh();
+    match instance.guarded_invoke_v1(&settings(lock, "leader")) {
+        Decision::Run(run) => instance.run_complete(run, &Outcome::Success(String::new())),
+        Decision::Skip(skipped) => panic!("no leader run: {}", skipped.text),
+    }
+}
+
+/// A follower's skip because the due time already ran.
+pub fn already_ran(decision: &Decision) -> bool {
+    matches!(decision, Decision::Skip(Skipped { reason: SkipReason::AlreadyRan(_), .. }))
 }
 
 pub fn lock(env: &Env, connection_string: String, blob: &str) -> Lock {
@@ -58,30 +72,26 @@ fn exercise(source: Source) -> Row {
     // on an existing lock, as on every tick but the first.
     let job = lock(&env, conn, "job");
     let grant = fresh()
-        .acquire(&job, LeaseDuration::Fixed(15), None)
+        .acquire_v1(&job, LeaseDuration::Fixed(15), None)
         .unwrap_or_else(|e| panic!("{source:?} acquire: {e:?}"));
-    fresh().release(&job, &grant.lease_id).unwrap_or_else(|e| panic!("{source:?} release: {e:?}"));
+    fresh()
+        .release_v1(&job, &grant.lease_id)
+        .unwrap_or_else(|e| panic!("{source:?} release: {e:?}"));
     align();
-    let (done, leader) = trips(&env, || {
-        let decision = fresh().guarded_invoke(&job, &options("leader"));
-        let Decision::Run(ticket) = decision else { panic!("{source:?} leader: {decision:?}") };
-        fresh().complete(&ticket, &Outcome::Success)
-    });
-    done.unwrap_or_else(|e| panic!("{source:?} complete: {e:?}"));
-    let (skip, follower) = trips(&env, || fresh().guarded_invoke(&job, &options("follower")));
-    assert!(
-        matches!(skip, Decision::Skip(SkipReason::AlreadyRan(_))),
-        "{source:?} follower: {skip:?}"
-    );
+    let (done, leader) = trips(&env, || leader_run(&job));
+    assert!(done.error.is_none(), "{source:?} complete: {}", done.text);
+    let (skip, follower) = trips(&env, || fresh().guarded_invoke_v1(&settings(&job, "follower")));
+    assert!(already_ran(&skip), "{source:?} follower: {skip:?}");
     let sent = outbound::sent(&format!("/devstoreaccount1/{}", env.container));
     assert!(!sent.is_empty());
     for request in &sent {
         assert_eq!(request.auth_scheme.as_deref(), Some("Bearer"), "{source:?}: {request:?}");
         assert!(request.url.starts_with("https://"), "{source:?}: {request:?}");
     }
-    // A token per instance that touched storage, none for a supplied token.
+    // A token per instance that touched storage (the leader's run is one instance), none for
+    // a supplied token.
     let per_instance = u32::from(source != Source::AccessToken);
-    assert_eq!(leader.1, 2 * per_instance, "{source:?} leader token requests");
+    assert_eq!(leader.1, per_instance, "{source:?} leader token requests");
     assert_eq!(follower.1, per_instance, "{source:?} follower token requests");
     if let Some(path) = env.token_path(source) {
         assert_eq!(env.idp.count(&path), env.idp.total(), "{source:?}: {:?}", env.idp.log());

@@ -6,7 +6,7 @@
 
 use super::env::{Env, Source};
 use crate::component_world::ComponentWorld;
-use traffic_cop_wasm_host::component::Location;
+use crate::component_world::Location;
 
 /// A world of its own (container, fake IdP) whose storage round trips are counted by the
 /// host's outbound hooks: a proxy would see only TLS.

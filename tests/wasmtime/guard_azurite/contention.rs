@@ -3,12 +3,13 @@
 
 use traffic_cop_testbed::runner::Test;
 
-use super::{now_ms, options, sleep_to_boundary, Real};
+use super::{now_ms, sleep_to_boundary, Real};
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use traffic_cop_wasm_host::component::{fresh, Decision, Outcome, SkipReason};
+use traffic_cop_wasm_host::component::fresh;
+use traffic_cop_wasm_host::component::v1::{Decision, Outcome, SkipReason, Skipped};
 
 #[derive(Clone, Debug)]
 struct Grant {
@@ -39,7 +40,7 @@ fn eight_contenders_over_fifty_ticks_with_crashes_never_double_run() {
     const TICKS: u64 = 50;
     const LEASE_SECONDS: u64 = 15;
     let world = Real::new();
-    let lock = world.lock("contended");
+    let location = world.location.clone();
     let tally = Arc::new(Mutex::new(Tally::default()));
     let seed = now_ms();
     println!("contention seed {seed}");
@@ -48,16 +49,17 @@ fn eight_contenders_over_fifty_ticks_with_crashes_never_double_run() {
     let started = Instant::now();
     let threads: Vec<_> = (0..CONTENDERS)
         .map(|contender| {
-            let (lock, tally) = (lock.clone(), tally.clone());
+            let (location, tally) = (location.clone(), tally.clone());
             std::thread::spawn(move || {
                 let mut rng = seed ^ (contender as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
                 for tick in 0..TICKS {
                     let at = start + tick * 1000 + next(&mut rng) % 300;
                     std::thread::sleep(Duration::from_millis(at.saturating_sub(now_ms())));
-                    let decision =
-                        fresh().guarded_invoke(&lock, &options(&format!("c{contender}"), 1));
-                    match decision {
-                        Decision::Run(ticket) => {
+                    let settings = location.settings("contended", &format!("c{contender}"), 1);
+                    let mut instance = fresh();
+                    match instance.guarded_invoke_v1(&settings) {
+                        Decision::Run(run) => {
+                            let details = instance.run_details(run);
                             // The fifth run, and about one in fifteen others, "crashes" (at most
                             // two in all, so enough intervals stay unblocked to mean something):
                             // it never completes, and its lease blocks the lock until it expires.
@@ -70,26 +72,27 @@ fn eight_contenders_over_fifty_ticks_with_crashes_never_double_run() {
                             };
                             let grant = Grant {
                                 contender,
-                                token: ticket.fencing_token,
-                                interval: ticket.interval,
+                                token: details.fencing_token,
+                                interval: details.past_due.due_at_ms / 1000,
                                 crashed,
                             };
                             tally.lock().unwrap().grants.push(grant);
                             if !crashed {
                                 std::thread::sleep(Duration::from_millis(50));
-                                if let Err(e) = fresh().complete(&ticket, &Outcome::Success) {
+                                let done = Outcome::Success(String::new());
+                                if let Some(e) = instance.run_complete(run, &done).error {
                                     tally.lock().unwrap().errors.push(format!("complete: {e:?}"));
                                 }
                             }
                         }
-                        Decision::Skip(SkipReason::HeldByOther(_)) => {
+                        Decision::Skip(Skipped { reason: SkipReason::HeldByOther(_), .. }) => {
                             tally.lock().unwrap().held += 1
                         }
-                        Decision::Skip(SkipReason::AlreadyRan(_)) => {
+                        Decision::Skip(Skipped { reason: SkipReason::AlreadyRan(_), .. }) => {
                             tally.lock().unwrap().already_ran += 1
                         }
-                        Decision::Skip(SkipReason::Error(e)) => {
-                            tally.lock().unwrap().errors.push(format!("{e:?}"))
+                        Decision::Skip(skipped) => {
+                            tally.lock().unwrap().errors.push(format!("{skipped:?}"))
                         }
                     }
                 }
@@ -153,19 +156,19 @@ fn four_workers_claiming_twenty_items_cover_each_item_once_per_interval() {
                 let (location, items, claims) =
                     (world.location.clone(), items.clone(), claims.clone());
                 std::thread::spawn(move || {
-                    let options = options(&format!("w{worker}"), INTERVAL_SECONDS);
-                    let tickets =
-                        fresh().claim(&location, &items, &options, 8).expect("claim succeeds");
-                    for ticket in tickets {
-                        let entry = (
-                            ticket.interval,
-                            ticket.lock.blob.clone(),
-                            worker,
-                            ticket.fencing_token,
-                        );
+                    let settings =
+                        location.container_settings(&format!("w{worker}"), INTERVAL_SECONDS);
+                    let mut instance = fresh();
+                    let claimed = instance.claim_v1(&settings, &items, 8).expect("claim succeeds");
+                    assert!(claimed.stopped.is_none(), "{:?}", claimed.stopped);
+                    for run in claimed.runs {
+                        let details = instance.run_details(run);
+                        let interval = details.past_due.due_at_ms / 1000 / INTERVAL_SECONDS;
+                        let entry = (interval, details.lock, worker, details.fencing_token);
                         claims.lock().unwrap().push(entry);
                         std::thread::sleep(Duration::from_millis(10));
-                        fresh().complete(&ticket, &Outcome::Success).expect("complete succeeds");
+                        let finished = instance.run_complete(run, &Outcome::Success(String::new()));
+                        assert!(finished.error.is_none(), "complete: {}", finished.text);
                     }
                 })
             })

@@ -5,15 +5,14 @@ use traffic_cop_testbed::runner::Test;
 
 mod contention;
 
-use crate::component_world::{now_ms, options, sleep_to_boundary, ComponentWorld};
+use crate::component_world::{now_ms, sleep_to_boundary, ComponentWorld, Location};
 use crate::scenarios::{self, World};
 use std::sync::atomic::{AtomicU32, Ordering};
 use traffic_cop_testbed::azurite::{connection_string_for_port, Azurite};
 use traffic_cop_testbed::proxy::CountingProxy;
 use traffic_cop_testbed::EMULATOR_KEY_B64;
-use traffic_cop_wasm_host::component::{
-    fresh, Decision, GuardOptions, LeaseError, Location, Lock, Outcome, SkipReason,
-};
+use traffic_cop_wasm_host::component::fresh;
+use traffic_cop_wasm_host::component::v1::{self, Decision, SkipReason};
 
 /// Shared Key through a counting proxy: one container per world.
 type Real = ComponentWorld;
@@ -31,57 +30,49 @@ impl ComponentWorld {
 
 crate::scenario_trials!(Real::new());
 
+/// Settings the guard cannot use are a typed error naming the variable, without a trap and
+/// without a request.
 fn bad_guard_input_is_a_typed_error_without_a_trap() {
     let world = Real::new();
+    let settings = |lock: &str, holder: &str| world.location.settings(lock, holder, 60);
     let bad = [
-        options("", 60),
-        GuardOptions { lease_seconds: 14, ..options("x", 60) },
-        GuardOptions { keep_alive_seconds: Some(8), ..options("x", 60) },
+        ("lease_seconds", v1::Settings { lease_seconds: Some("14".into()), ..settings("x", "x") }),
+        (
+            "keep_alive_seconds",
+            v1::Settings { keep_alive_seconds: Some("8".into()), ..settings("x", "x") },
+        ),
+        ("lock", settings("../x", "x")),
     ];
-    for options in bad {
-        match fresh().guarded_invoke(&world.lock("x"), &options) {
-            Decision::Skip(SkipReason::Error(LeaseError::InvalidArgument(_))) => {}
-            other => panic!("{options:?} gave {other:?}"),
+    for (variable, settings) in bad {
+        match fresh().guarded_invoke_v1(&settings) {
+            Decision::Skip(v1::Skipped {
+                reason: SkipReason::Error(v1::Error::BadSetting(bad)),
+                ..
+            }) => assert_eq!(bad.variable, variable, "{bad:?}"),
+            other => panic!("{settings:?} gave {other:?}"),
         }
     }
-    let outside = Lock { blob: "../x".into(), ..world.lock("x") };
+    let bogus = v1::Settings {
+        connection_string: Some("nope".into()),
+        ..world.location.container_settings("x", 60)
+    };
     assert!(matches!(
-        fresh().guarded_invoke(&outside, &options("x", 60)),
-        Decision::Skip(SkipReason::Error(LeaseError::InvalidArgument(_)))
+        fresh().board_v1(&bogus),
+        Err(v1::Error::BadSetting(bad)) if bad.variable == "connection_string"
     ));
-    let bogus = Location { connection_string: "nope".into(), container: "abc".into() };
-    assert!(matches!(fresh().board(&bogus), Err(LeaseError::InvalidConfig(_))));
+    let claim = world.location.container_settings("x", 60);
     assert!(matches!(
-        fresh().claim(&world.location, &["a/../b".into()], &options("x", 60), 1),
-        Err(LeaseError::InvalidArgument(_))
+        fresh().claim_v1(&claim, &["a/../b".into()], 1),
+        Err(v1::Error::InvalidArgument(_))
     ));
     assert_eq!(world.requests(), 0);
     assert!(
-        fresh().board(&world.location).unwrap().is_empty(),
+        fresh().board_v1(&claim).unwrap().locks.is_empty(),
         "a container never used is an empty board"
     );
 }
 
-/// A ticket kept past its event (a queue, a later request) comes back to an instance that never
-/// saw its grant: `complete` reads the record under the lease first, one round trip more than
-/// on the granting instance, and closes the run all the same.
-fn a_ticket_completed_on_another_instance_reads_the_record_first() {
-    let world = Real::new();
-    let ticket = match fresh().guarded_invoke(&world.lock("elsewhere"), &options("alpha", 60)) {
-        Decision::Run(ticket) => ticket,
-        other => panic!("expected a run, got {other:?}"),
-    };
-    let before = world.requests();
-    fresh().complete(&ticket, &Outcome::Success).unwrap();
-    assert_eq!(world.requests() - before, 3, "look under the lease, record, release");
-    let next = fresh().guarded_invoke(&world.lock("elsewhere"), &options("bravo", 0));
-    assert!(matches!(&next, Decision::Run(t) if t.fencing_token == 2), "{next:?}");
-}
-
 pub fn tests() -> Vec<Test> {
-    let own = traffic_cop_testbed::tests![
-        bad_guard_input_is_a_typed_error_without_a_trap,
-        a_ticket_completed_on_another_instance_reads_the_record_first
-    ];
+    let own = traffic_cop_testbed::tests![bad_guard_input_is_a_typed_error_without_a_trap];
     [own, scenarios(), contention::tests()].concat()
 }

@@ -6,7 +6,7 @@ use super::plan::Action;
 use super::report::{parse_log, Report};
 use super::summary::Summary;
 use super::{ChaosConfig, Store};
-use crate::component::{fresh, BoardEntry, Location};
+use crate::component::{fresh, v1};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use traffic_cop_testbed::azurite::{connection_string_for_port, Azurite};
@@ -14,7 +14,7 @@ use traffic_cop_testbed::faults::{FaultPlan, FaultProxy};
 use traffic_cop_testbed::spin::{manifest_copy_with, CronComponent, Launch, SpinReplica};
 use traffic_cop_testbed::EMULATOR_KEY_B64;
 
-/// The app writes its result to the fenced blob `results/<lock>` (see apps/shared/src/tick.rs).
+/// The app writes its result to the fenced blob `results/<lock>` (see apps/shared/src/janitor.rs).
 pub const RESULT_PREFIX: &str = "results/";
 pub const LOCK: &str = "nightly-cleanup";
 
@@ -189,26 +189,21 @@ impl Node {
     }
 }
 
-fn location(config: &ChaosConfig) -> Location {
-    Location {
-        connection_string: Azurite::shared().connection_string(),
-        container: config.container.clone(),
-    }
+/// The settings that read the job's container straight from Azurite (no proxy, no faults).
+fn settings(config: &ChaosConfig) -> v1::Settings {
+    let connection_string = Azurite::shared().connection_string();
+    v1::Settings { lock: None, ..v1::settings(&connection_string, &config.container, "", "chaos") }
 }
 
-/// The job's lock as the board shows it, read straight from Azurite (no proxy, no faults).
-pub fn lock_entry(config: &ChaosConfig) -> Option<BoardEntry> {
-    fresh().board(&location(config)).ok()?.into_iter().find(|e| e.name == LOCK)
+/// The job's lock as the board shows it.
+pub fn lock_entry(config: &ChaosConfig) -> Option<v1::BoardEntry> {
+    fresh().board_v1(&settings(config)).ok()?.locks.into_iter().find(|e| e.name == LOCK)
 }
 
-/// The fenced result blob, read back with `read-fenced` straight from Azurite.
+/// The fenced result blob, read back with `read-fenced`.
 pub fn read_store(config: &ChaosConfig) -> Option<Store> {
-    let location = crate::component::v2::Location {
-        connection_string: Azurite::shared().connection_string(),
-        container: config.container.clone(),
-    };
     let name = format!("{RESULT_PREFIX}{LOCK}");
-    let data = fresh().read_fenced_v2(&location, &name).expect("read-fenced")?;
+    let data = fresh().read_fenced_v1(&settings(config), &name).expect("read-fenced")?;
     Some(Store {
         fencing_token: data.fencing_token,
         history: super::parse_history(&String::from_utf8_lossy(&data.contents)),
