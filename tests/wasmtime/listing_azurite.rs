@@ -12,50 +12,54 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use traffic_cop_testbed::azurite::{connection_string_for_port, Azurite};
 use traffic_cop_testbed::proxy::CountingProxy;
 use traffic_cop_testbed::EMULATOR_KEY_B64;
-use traffic_cop_wasm_host::component::{fresh, GuardOptions, LeaseError, Location};
+use traffic_cop_wasm_host::component::fresh;
+use traffic_cop_wasm_host::component::v1;
 
 /// The component's page size (`traffic_cop::ops::LIST_PAGE_SIZE`).
 const PAGE: usize = 200;
 
-fn options(holder: &str) -> GuardOptions {
-    GuardOptions {
-        holder: holder.into(),
-        lease_seconds: 60,
-        interval_seconds: 3600,
-        keep_alive_seconds: None,
+/// A worker's settings on `container` (claim and board do not read `lock`): a 60 s lease, due
+/// every minute. A lock is owed only the due times from its creation on (the last one within a
+/// minute before it), so an item created by a claim is due at once under a one-minute period,
+/// where an hourly one would leave it not due until the next hour.
+fn settings(connection_string: &str, container: &str, holder: &str) -> v1::Settings {
+    v1::Settings {
+        lock: None,
+        lease_seconds: Some("60".into()),
+        schedule: Some("@every 60s".into()),
+        ..v1::settings(connection_string, container, "", holder)
     }
 }
 
 fn board_and_claim_page_through_hundreds_of_locks() {
     static NEXT: AtomicU32 = AtomicU32::new(0);
     let proxy = CountingProxy::start(Azurite::shared().port);
-    let location = Location {
-        connection_string: connection_string_for_port(proxy.port, EMULATOR_KEY_B64),
-        container: format!("list{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::SeqCst)),
-    };
+    let connection_string = connection_string_for_port(proxy.port, EMULATOR_KEY_B64);
+    let container = format!("list{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::SeqCst));
     let count = PAGE * 2 + 50;
     let items: Vec<String> = (0..count).map(|i| format!("jobs/item-{i:04}")).collect();
 
     // Claimed in batches, as workers would over several ticks; each claim lists what exists.
+    // The runs stay open: their instances are dropped without completing them.
     let mut granted = BTreeSet::new();
     for _ in 0..count {
         if granted.len() == count {
             break;
         }
-        let tickets = fresh().claim(&location, &items, &options("w1"), 50).unwrap();
-        assert!(!tickets.is_empty(), "claim made no progress at {}", granted.len());
-        for ticket in tickets {
-            assert!(
-                granted.insert(ticket.lock.blob.clone()),
-                "granted twice: {}",
-                ticket.lock.blob
-            );
+        let mut worker = fresh();
+        let claimed =
+            worker.claim_v1(&settings(&connection_string, &container, "w1"), &items, 50).unwrap();
+        assert!(claimed.stopped.is_none(), "{:?}", claimed.stopped);
+        assert!(!claimed.runs.is_empty(), "claim made no progress at {}", granted.len());
+        for run in claimed.runs {
+            let lock = worker.run_details(run).lock;
+            assert!(granted.insert(lock.clone()), "granted twice: {lock}");
         }
     }
     assert_eq!(granted.len(), count);
 
     let before = proxy.requests();
-    let board = fresh().board(&location).unwrap();
+    let board = fresh().board_v1(&settings(&connection_string, &container, "w1")).unwrap().locks;
     let listings = proxy.requests() - before;
     let names: BTreeSet<&str> = board.iter().map(|e| e.name.as_str()).collect();
     let missing: Vec<&String> = items.iter().filter(|i| !names.contains(i.as_str())).collect();
@@ -69,9 +73,10 @@ fn board_and_claim_page_through_hundreds_of_locks() {
     assert!(board.iter().all(|e| e.fencing_token == 1 && e.running), "records read");
     assert_eq!(listings as usize, count.div_ceil(PAGE), "one listing per page of {PAGE}");
 
-    // Everything is held and ran this interval: a second worker is granted nothing.
-    let again = fresh().claim(&location, &items, &options("w2"), 10).unwrap();
-    assert!(again.is_empty(), "{} granted again", again.len());
+    // Everything is held and ran for its due time: a second worker is granted nothing.
+    let again =
+        fresh().claim_v1(&settings(&connection_string, &container, "w2"), &items, 10).unwrap();
+    assert!(again.runs.is_empty(), "{} granted again", again.runs.len());
 }
 
 /// A server that answers every request with one well-formed listing page of about 9 MiB, with
@@ -126,16 +131,15 @@ fn oversized_listing_server(chunked: bool) -> u16 {
 fn an_answer_longer_than_the_cap_is_an_error_not_a_shorter_board() {
     for chunked in [false, true] {
         let port = oversized_listing_server(chunked);
-        let location = Location {
-            connection_string: connection_string_for_port(port, EMULATOR_KEY_B64),
-            container: "big".into(),
-        };
-        match fresh().board(&location) {
-            Err(LeaseError::Transport(detail)) => {
+        let connection_string = connection_string_for_port(port, EMULATOR_KEY_B64);
+        match fresh().board_v1(&settings(&connection_string, "big", "w1")) {
+            Err(v1::Error::Transport(detail)) => {
                 assert!(detail.contains("longer than the 8 MiB"), "{detail}");
                 assert!(detail.contains("request id big"), "{detail}");
             }
-            Ok(board) => panic!("chunked={chunked}: a board of {} from a cut answer", board.len()),
+            Ok(board) => {
+                panic!("chunked={chunked}: a board of {} from a cut answer", board.locks.len())
+            }
             Err(other) => panic!("chunked={chunked}: {other:?}"),
         }
     }

@@ -5,11 +5,15 @@
 //! record is not rewound and keeps a newer build's key, a success did what it says and a
 //! failure says what it did, and no lease is left held that nobody owns up to. Leases are
 //! broken rather than waited out, and late answers are late after 2 s (the test host's sender
-//! gives up then), so the pass takes seconds, not lease periods.
+//! gives up then), so the pass takes seconds, not lease periods. Through traffic-cop:lease@1.0.0:
+//! a run's lease id stays in the component, so a run is judged by its own keep-alive on the
+//! instance that granted it.
 
 mod calls;
+mod relay;
 
 use calls::{perform, setup, Call, Case, Done, CALLS, CHANGED, DATA, ID, NEWER};
+use relay::Relay;
 use std::sync::atomic::{AtomicU32, Ordering};
 use traffic_cop::guard::{Outcome, RunRecord};
 use traffic_cop::ops::SetMetadata;
@@ -18,8 +22,9 @@ use traffic_cop_testbed::azurite::{connection_string_for_port, Azurite};
 use traffic_cop_testbed::faults::{Fault, FaultPlan, FaultProxy};
 use traffic_cop_testbed::runner::Test;
 use traffic_cop_testbed::EMULATOR_KEY_B64;
-use traffic_cop_wasm_host::component::v2::{Decision, FencedError, SkipReason};
-use traffic_cop_wasm_host::component::{fresh, LeaseError, Lock};
+use traffic_cop_wasm_host::component::v1::lease::Lock;
+use traffic_cop_wasm_host::component::v1::{self, Decision, FencedError, SkipReason, Skipped};
+use traffic_cop_wasm_host::component::{fresh, Instance, ResourceAny};
 use traffic_cop_wasm_host::staged;
 
 /// The classes of the native sweep, as the proxy plays them.
@@ -43,12 +48,18 @@ pub fn set_metadata(lock: &Lock, metadata: &[(String, String)], lease_id: &str) 
 }
 
 fn record(lock: &Lock) -> Option<RunRecord> {
-    fresh().inspect(lock).ok().map(|s| RunRecord::from_metadata(&s.metadata))
+    fresh().inspect_v1(lock).ok().map(|s| RunRecord::from_metadata(&s.metadata))
 }
 
 /// Whether `id` holds the lock now (a renew with it succeeds; it renews, which is harmless).
 fn holds(lock: &Lock, id: &str) -> bool {
-    fresh().renew(lock, id).is_ok()
+    fresh().renew_v1(lock, id).is_ok()
+}
+
+/// Whether `run` (on `instance`, which granted it) holds its lease now: its keep-alive
+/// succeeds (it renews, which is harmless). The lease id of a run stays in the component.
+fn run_holds(instance: &mut Instance, run: ResourceAny) -> bool {
+    instance.run_keep_alive(run).is_ok()
 }
 
 fn says(error: &impl std::fmt::Debug, words: &[&str]) -> bool {
@@ -66,74 +77,100 @@ fn one_case(call: Call, fault: Fault) -> Vec<String> {
         blob: "job".into(),
     };
     let proxy = FaultProxy::start(azurite, FaultPlan::at(call.faulted_request(), fault));
+    // Azurite directly while the case is set up and judged; the fault proxy for the call.
+    let relay = Relay::start(azurite);
     let lossy = Lock {
-        connection_string: connection_string_for_port(proxy.port, EMULATOR_KEY_B64),
+        connection_string: connection_string_for_port(relay.port, EMULATOR_KEY_B64),
         ..direct.clone()
     };
-    let mut case = Case { direct: direct.clone(), lossy, ticket: None };
+    let mut case = Case {
+        direct: direct.clone(),
+        lossy,
+        instance: staged::short_limits(),
+        run: None,
+        other: None,
+    };
     setup(&mut case, call);
     let was = record(&direct).unwrap_or_default();
-    let done = perform(&mut staged::short_limits(), &case, call);
+    relay.point_at(proxy.port);
+    let done = perform(&mut case, call);
+    relay.point_at(azurite);
     let mut wrong = Vec::new();
+    if proxy.injected() != [fault] {
+        wrong.push(format!("the call did not meet its fault: {:?}", proxy.injected()));
+    }
+    let has_newer = |r: &RunRecord| r.unknown.iter().any(|(k, v)| k == NEWER.0 && v == NEWER.1);
+    if call.seeded() && !has_newer(&was) {
+        wrong.push("the setup's grant lost the newer build's key".into());
+    }
     let now = record(&direct).unwrap_or_default();
     if now.fence < was.fence {
         wrong.push(format!("fencing token rewound {} -> {}", was.fence, now.fence));
     }
-    if was.unknown.iter().any(|(k, _)| k == NEWER.0)
-        && !now.unknown.iter().any(|(k, v)| k == NEWER.0 && v == NEWER.1)
-    {
+    if was.unknown.iter().any(|(k, _)| k == NEWER.0) && !has_newer(&now) {
         wrong.push("the newer build's key was lost".into());
     }
     let grew = now.fence > was.fence;
-    let mut allowed: Vec<String> = case.ticket.iter().map(|t| t.lease_id.clone()).collect();
+    // Who may hold the lease afterwards: raw lease ids, and runs on the call's instance.
+    let mut allowed: Vec<String> = Vec::new();
+    let mut runs: Vec<ResourceAny> = case.run.into_iter().collect();
     let mut owned_up = false;
     match &done {
-        Done::Decision(Decision::Run(ticket)) => {
-            if !holds(&direct, &ticket.lease_id) {
+        Done::Decision(Decision::Run(run)) => {
+            if !run_holds(&mut case.instance, *run) {
                 wrong.push("a run without its lease".into());
             }
-            allowed.push(ticket.lease_id.clone());
+            runs.push(*run);
         }
-        Done::Decision(Decision::Skip(SkipReason::Error(error))) => {
+        Done::Decision(Decision::Skip(Skipped { reason: SkipReason::Error(error), .. })) => {
             owned_up = says(error, &["used up", "may have been granted"]);
             if grew && !says(error, &["used up"]) {
                 wrong.push(format!("a grant landed behind a plain error: {error:?}"));
             }
         }
-        Done::Decision(Decision::Skip(reason)) if grew => {
-            wrong.push(format!("a grant landed, yet the call skipped: {reason:?}"))
+        Done::Decision(Decision::Skip(skipped)) if grew => {
+            wrong.push(format!("a grant landed, yet the call skipped: {:?}", skipped.reason))
         }
-        Done::Tickets(Ok(tickets)) => {
-            for ticket in tickets {
-                if !holds(&direct, &ticket.lease_id) {
+        Done::Claimed(Ok(claimed)) => {
+            for run in &claimed.runs {
+                if !run_holds(&mut case.instance, *run) {
                     wrong.push("a claimed run without its lease".into());
                 }
-                allowed.push(ticket.lease_id.clone());
+                runs.push(*run);
             }
-            if grew && tickets.is_empty() {
+            if let Some(error) = &claimed.stopped {
+                owned_up = says(error, &["used up", "may have been granted"]);
+            }
+            if grew && claimed.runs.is_empty() {
                 wrong.push("a grant landed, yet claim returned nothing".into());
             }
         }
-        Done::Tickets(Err(error)) => {
+        Done::Claimed(Err(error)) => {
             owned_up = says(error, &["used up", "may have been granted"]);
             if grew && !says(error, &["used up"]) {
                 wrong.push(format!("a grant landed behind a plain error: {error:?}"));
             }
         }
-        Done::KeptAlive(Ok(_)) if !holds(&direct, &allowed[0]) => {
+        Done::KeptAlive(Ok(_)) if !run_holds(&mut case.instance, case.run.expect("a run")) => {
             wrong.push("keep-alive said ok without the lease".into())
         }
-        Done::Completed(Ok(())) if now.running || now.outcome != Some(Outcome::Success) => {
-            wrong.push(format!("complete said ok over {now:?}"))
-        }
-        Done::Completed(Err(error)) => {
-            let told = says(error, &["was closed", "may or may not"]);
-            if !now.running && !told {
-                wrong.push(format!("the record was closed, yet complete failed: {error:?}"));
+        Done::Completed(finished) => match &finished.error {
+            None if now.running || now.outcome != Some(Outcome::Success) => {
+                wrong.push(format!("complete said ok over {now:?}"))
             }
-        }
+            None => {}
+            Some(error) => {
+                let told = says(error, &["was closed", "may or may not"]);
+                if !now.running && !told {
+                    wrong.push(format!("the record was closed, yet complete failed: {error:?}"));
+                }
+                // The run is closed on this side whatever the answer: a lease it left held is
+                // owned up to by the words only.
+                owned_up = says(error, &["expire"]);
+            }
+        },
         Done::Wrote(result) => {
-            let stored = fresh().read_fenced_v2(&calls::location(&direct), DATA).unwrap();
+            let stored = fresh().read_fenced_v1(&calls::settings(&direct, "judge"), DATA).unwrap();
             let wrote = stored.is_some_and(|d| d.contents == b"after");
             match result {
                 Ok(_) if !wrote => wrong.push("write-fenced said ok, the data is not there".into()),
@@ -153,9 +190,11 @@ fn one_case(call: Call, fault: Fault) -> Vec<String> {
             owned_up = says(error, &["may have been granted"]);
             allowed.extend([ID.to_string(), CHANGED.to_string()]);
         }
-        Done::Other(Err(LeaseError::Transport(_))) if call == Call::Break => owned_up = true,
+        Done::Other(Err(v1::Error::Transport(_))) if call == Call::Break => owned_up = true,
         Done::Other(Err(_)) if call == Call::Release => allowed.push(ID.into()),
-        Done::Looked(Ok(status)) if status.locked != fresh().inspect(&direct).unwrap().locked => {
+        Done::Looked(Ok(status))
+            if status.locked != fresh().inspect_v1(&direct).unwrap().locked =>
+        {
             wrong.push("inspect disagrees with Azurite".into())
         }
         _ => {}
@@ -163,9 +202,14 @@ fn one_case(call: Call, fault: Fault) -> Vec<String> {
     if call == Call::Renew || call == Call::Change {
         allowed.extend([ID.to_string(), CHANGED.to_string()]);
     }
-    let locked = fresh().inspect(&direct).is_ok_and(|s| s.locked);
-    if locked && !owned_up && !allowed.iter().any(|id| holds(&direct, id)) {
-        wrong.push("a lease left held that nobody owns up to".into());
+    let locked = fresh().inspect_v1(&direct).is_ok_and(|s| s.locked);
+    if locked && !owned_up {
+        let owner = allowed.iter().any(|id| holds(&direct, id))
+            || runs.iter().any(|run| run_holds(&mut case.instance, *run))
+            || case.other.as_mut().is_some_and(|(other, run)| run_holds(other, *run));
+        if !owner {
+            wrong.push("a lease left held that nobody owns up to".into());
+        }
     }
     wrong
         .into_iter()
