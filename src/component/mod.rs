@@ -1,37 +1,25 @@
-//! The WIT export glue. Bindings are generated here, once, for the world
-//! `traffic-cop:lease/lease-provider@0.3.0`; `lease`, `identity` and one file per guard version
-//! implement the exported interfaces by converting WIT values to the crate's validated types,
-//! calling the one core over `wasi:http`, and converting back (`shared` holds what the
-//! versions' conversions have in common). Nothing here can trap: every input is validated and
-//! every failure is a typed error.
+//! The WIT export glue for `traffic-cop:lease@1.0.0` (and, in the async component, `hold`).
+//! Bindings are generated here, once; `lease` and `guard` implement the exported interfaces by
+//! converting WIT values to the crate's validated types (`convert`), calling the one core over
+//! `wasi:http`, and converting back. Nothing here can trap: every input is validated and every
+//! failure is a typed error.
 
-mod glue;
-mod guard_v1;
-mod guard_v2;
-mod guard_v3;
-mod guard_v3_convert;
+mod convert;
+mod guard;
 #[cfg(feature = "async")]
-mod guard_v4;
-mod identity;
+mod hold;
 mod lease;
-mod shared;
-mod v1;
-mod v1_convert;
-#[cfg(feature = "async")]
-mod v1_hold;
 
 use crate::transport::StdRuntime;
 use crate::wasi_http::WasiHttp;
 use crate::LeaseClient;
 
 #[cfg(not(feature = "async"))]
-wit_bindgen::generate!({ world: "traffic-cop:build/lease-component@0.0.0", path: "wit" });
-// The async component (async/Cargo.toml): the same exports and guard@0.4.0, with wit-bindgen
+wit_bindgen::generate!({ world: "traffic-cop:lease/lease-provider@1.0.0", path: "wit" });
+// The async component (async/Cargo.toml): the same exports and `hold`, with wit-bindgen
 // 0.57.1, whose async runtime is wasip3 0.6.0's.
 #[cfg(feature = "async")]
-wit_bindgen::generate!({ world: "traffic-cop:build/lease-component-async@0.0.0", path: "wit" });
-
-use exports::traffic_cop::lease0_1_0::lease::LeaseState;
+wit_bindgen::generate!({ world: "traffic-cop:lease/lease-provider-async@0.5.0", path: "wit" });
 
 struct Component;
 
@@ -47,17 +35,3 @@ thread_local! {
 fn client() -> LeaseClient<WasiHttp, StdRuntime> {
     LeaseClient::new(WasiHttp, StdRuntime).with_token_cache(TOKENS.with(Clone::clone))
 }
-
-fn lease_state(state: crate::LeaseState) -> LeaseState {
-    match state {
-        crate::LeaseState::Available => LeaseState::Available,
-        crate::LeaseState::Leased => LeaseState::Leased,
-        crate::LeaseState::Expired => LeaseState::Expired,
-        crate::LeaseState::Breaking => LeaseState::Breaking,
-        crate::LeaseState::Broken => LeaseState::Broken,
-    }
-}
-
-#[cfg(test)]
-#[path = "conversion_tests.rs"]
-mod tests;

@@ -8,28 +8,9 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 wasmtime::component::bindgen!({
-    world: "traffic-cop:build/lease-component@0.0.0",
+    world: "traffic-cop:lease/lease-provider@1.0.0",
     path: "../../wit",
 });
-
-pub use exports::traffic_cop::lease0_1_0::guard::{
-    BoardEntry, Decision, GuardOptions, Location, Outcome, SkipReason, Ticket,
-};
-pub use exports::traffic_cop::lease0_1_0::lease::{
-    LeaseDuration, LeaseError, LeaseGrant, LeaseState, Lock, LockStatus,
-};
-
-/// The 0.2.0 guard's types (schedules with a phase, past-due signals).
-pub use exports::traffic_cop::lease0_2_0::identity::AccessToken;
-
-pub mod v2 {
-    pub use super::exports::traffic_cop::lease0_2_0::guard::*;
-}
-
-/// The 0.3.0 guard's types (cron schedules in time zones, the operator's verbs).
-pub mod v3 {
-    pub use super::exports::traffic_cop::lease0_3_0::guard::*;
-}
 
 /// traffic-cop:lease@1.0.0: the guard's types, with the raw verbs' as `v1::lease` and their
 /// error as `v1::Error`.
@@ -64,26 +45,6 @@ pub mod v1 {
             max_job_seconds: None,
         }
     }
-}
-
-/// guard@0.3.0 options as the tests' other replicas use them: a 15 s lease and every other
-/// option at its default.
-pub fn options_v3(holder: &str, schedule: v3::Schedule) -> v3::GuardOptions {
-    v3::GuardOptions {
-        holder: holder.into(),
-        lease_seconds: 15,
-        keep_alive_seconds: None,
-        schedule,
-        early_tolerance_ms: None,
-        starting_deadline_seconds: None,
-        overlap: None,
-        wait_ms: None,
-    }
-}
-
-/// A cron schedule in Spin's dialect, read in UTC.
-pub fn utc_cron(expression: &str) -> v3::Schedule {
-    v3::Schedule::Cron(v3::Cron { expression: expression.into(), time_zone: None, dialect: None })
 }
 
 /// One app replica's Spin `default` key-value store (apps_kv.rs serves it to the components).
@@ -140,7 +101,7 @@ pub struct Host {
     pub engine: Engine,
     pub component: Component,
     /// Imports resolved and type-checked once, as a serving host does.
-    pub(crate) pre: LeaseComponentPre<State>,
+    pub(crate) pre: LeaseProviderPre<State>,
 }
 
 pub use traffic_cop_testbed::built::wasm_path;
@@ -185,7 +146,7 @@ impl Host {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).unwrap();
         wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker).unwrap();
-        let pre = LeaseComponentPre::new(linker.instantiate_pre(&component).expect("imports"))
+        let pre = LeaseProviderPre::new(linker.instantiate_pre(&component).expect("imports"))
             .expect("exports");
         Host { engine, component, pre }
     }
@@ -201,95 +162,7 @@ impl Host {
 /// One instance; each method is one exported call. A trap fails the test.
 pub struct Instance {
     pub(crate) store: Store<State>,
-    pub(crate) provider: LeaseComponent,
-}
-
-impl Instance {
-    pub fn acquire(
-        &mut self,
-        lock: &Lock,
-        duration: LeaseDuration,
-        id: Option<&str>,
-    ) -> Result<LeaseGrant, LeaseError> {
-        self.provider
-            .traffic_cop_lease0_1_0_lease()
-            .call_acquire(&mut self.store, lock, duration, id)
-            .expect("no trap")
-    }
-    pub fn renew(&mut self, lock: &Lock, id: &str) -> Result<LeaseGrant, LeaseError> {
-        self.provider
-            .traffic_cop_lease0_1_0_lease()
-            .call_renew(&mut self.store, lock, id)
-            .expect("no trap")
-    }
-    pub fn change(
-        &mut self,
-        lock: &Lock,
-        id: &str,
-        proposed: &str,
-    ) -> Result<LeaseGrant, LeaseError> {
-        self.provider
-            .traffic_cop_lease0_1_0_lease()
-            .call_change(&mut self.store, lock, id, proposed)
-            .expect("no trap")
-    }
-    pub fn release(&mut self, lock: &Lock, id: &str) -> Result<(), LeaseError> {
-        self.provider
-            .traffic_cop_lease0_1_0_lease()
-            .call_release(&mut self.store, lock, id)
-            .expect("no trap")
-    }
-    pub fn break_lease(&mut self, lock: &Lock, period: Option<u32>) -> Result<u32, LeaseError> {
-        self.provider
-            .traffic_cop_lease0_1_0_lease()
-            .call_break_lease(&mut self.store, lock, period)
-            .expect("no trap")
-    }
-    pub fn inspect(&mut self, lock: &Lock) -> Result<LockStatus, LeaseError> {
-        self.provider
-            .traffic_cop_lease0_1_0_lease()
-            .call_inspect(&mut self.store, lock)
-            .expect("no trap")
-    }
-}
-
-impl Instance {
-    pub fn guarded_invoke(&mut self, lock: &Lock, options: &GuardOptions) -> Decision {
-        self.provider
-            .traffic_cop_lease0_1_0_guard()
-            .call_guarded_invoke(&mut self.store, lock, options)
-            .expect("no trap")
-    }
-    pub fn keep_alive(&mut self, ticket: &Ticket) -> Result<u64, LeaseError> {
-        self.provider
-            .traffic_cop_lease0_1_0_guard()
-            .call_keep_alive(&mut self.store, ticket)
-            .expect("no trap")
-    }
-    pub fn complete(&mut self, ticket: &Ticket, outcome: &Outcome) -> Result<(), LeaseError> {
-        self.provider
-            .traffic_cop_lease0_1_0_guard()
-            .call_complete(&mut self.store, ticket, outcome)
-            .expect("no trap")
-    }
-    pub fn claim(
-        &mut self,
-        location: &Location,
-        items: &[String],
-        options: &GuardOptions,
-        max: u32,
-    ) -> Result<Vec<Ticket>, LeaseError> {
-        self.provider
-            .traffic_cop_lease0_1_0_guard()
-            .call_claim(&mut self.store, location, items, options, max)
-            .expect("no trap")
-    }
-    pub fn board(&mut self, location: &Location) -> Result<Vec<BoardEntry>, LeaseError> {
-        self.provider
-            .traffic_cop_lease0_1_0_guard()
-            .call_board(&mut self.store, location)
-            .expect("no trap")
-    }
+    pub(crate) provider: LeaseProvider,
 }
 
 /// A fresh instance for a single call.

@@ -9,8 +9,6 @@ mod apps_kv;
 pub mod chaos;
 pub mod component;
 mod component_v1;
-mod component_v2;
-mod component_v3;
 pub mod old_build;
 pub mod outbound;
 pub mod soak;

@@ -1,4 +1,4 @@
-//! The lease component as released before guard@0.3.0 (tests/fixtures/traffic_cop-7cb116a.wasm),
+//! The lease component as built before guard@0.3.0 (tests/fixtures/traffic_cop-7cb116a.wasm),
 //! for the mixed fleet of a rolling upgrade: it exports `lease-provider@0.2.0`, so it is bound
 //! with that world's types, apart from the current build's.
 
@@ -9,7 +9,7 @@ use wasmtime::{Engine, Store};
 
 wasmtime::component::bindgen!({
     world: "traffic-cop:lease/lease-provider@0.2.0",
-    path: "../../wit",
+    path: "../../tests/fixtures/wit-7cb116a",
 });
 
 pub use exports::traffic_cop::lease0_1_0::lease::{LeaseError, Lock};

@@ -4,8 +4,8 @@
 use super::exports::traffic_cop::lease0_5_0::hold::Guest;
 use super::exports::traffic_cop::lease1_0_0::guard::RunBorrow;
 use super::exports::traffic_cop::lease1_0_0::lease as wl;
-use super::v1::GrantedRun;
-use super::v1_convert::error;
+use super::guard::GrantedRun;
+use super::convert::error;
 use super::{client, Component};
 use crate::error::{Error, LeaseLoss, RanOutWhen};
 use crate::guard as core;
