@@ -45,10 +45,9 @@ pub mod signing;
 pub mod transport;
 pub mod zone;
 
-// Natively only for their unit tests: the conversions are checked where a test can reach them.
-#[cfg(any(target_arch = "wasm32", test))]
+#[cfg(target_arch = "wasm32")]
 mod component;
-#[cfg(any(target_arch = "wasm32", test))]
+#[cfg(target_arch = "wasm32")]
 mod wasi_http;
 #[cfg(all(target_arch = "wasm32", feature = "async"))]
 mod wasi_http_async;

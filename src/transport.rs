@@ -50,7 +50,7 @@ impl<T: Transport + ?Sized> Transport for &mut T {
     }
 }
 
-/// The seam of the calls that must not block their instance (guard@0.4.0's renewal in the
+/// The seam of the calls that must not block their instance (`hold`'s renewal in the
 /// background): sending and waiting as futures. The clock and randomness stay a [`Runtime`]:
 /// reading them never waits.
 pub trait AsyncTransport {

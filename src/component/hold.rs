@@ -1,11 +1,11 @@
 //! `traffic-cop:lease/hold@0.5.0` (the async component only): a 1.0 `run`'s lease renewed in the
 //! background over WASI 0.3 while the job works.
 
+use super::convert::error;
 use super::exports::traffic_cop::lease0_5_0::hold::Guest;
 use super::exports::traffic_cop::lease1_0_0::guard::RunBorrow;
 use super::exports::traffic_cop::lease1_0_0::lease as wl;
 use super::guard::GrantedRun;
-use super::convert::error;
 use super::{client, Component};
 use crate::error::{Error, LeaseLoss, RanOutWhen};
 use crate::guard as core;

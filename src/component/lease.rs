@@ -95,4 +95,3 @@ fn grant(grant: LeaseGrant) -> wl::LeaseGrant {
         last_modified: grant.last_modified,
     }
 }
-

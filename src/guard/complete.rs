@@ -1,7 +1,7 @@
 //! `complete`: closes a granted run. Writes the stop time and outcome to the run's record under
 //! the lease, conditional on the record's version, then releases. Two round trips with a ticket
-//! that carries its grant (guard@0.3.0, or any version's ticket on the instance that granted
-//! it); three for a ticket without it, which first reads the record under the lease; two more
+//! that carries its grant (a run on the instance that granted it); three for a ticket without
+//! it, which first reads the record under the lease; two more
 //! when an operator's call wrote the record during the run. Bounded by the time left on the
 //! lease, like `keep_alive`.
 

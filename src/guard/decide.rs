@@ -1,5 +1,5 @@
 //! The guard's decision: a pure function of (run record, lease state, service time, the lock's
-//! creation time, options). Every exported version of the guard decides here.
+//! creation time, options). Every exported call that decides decides here.
 
 use super::schedules::{self, SeenSchedule};
 use super::{unix_ms, FirstRun, GuardOptions, Overlap, PastDue, RunRecord, SkipReason};

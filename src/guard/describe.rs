@@ -1,5 +1,5 @@
-//! Skip reasons and granted runs in one line each, for every consumer to print (guard@0.4.0
-//! hands them out, so the app, the templates and the guests stop rewriting the same match).
+//! Skip reasons and granted runs in one line each, for every consumer to print (the guard
+//! hands them out as `text`, so no adapter rewrites them).
 //! Times are shown on the wall clock of the job's schedule zone (UTC for grids and unscheduled
 //! jobs).
 

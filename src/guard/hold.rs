@@ -1,4 +1,4 @@
-//! `hold`: a granted run's lease renewed in the background while its work runs (guard@0.4.0),
+//! `hold`: a granted run's lease renewed in the background while its work runs (`hold@0.5.0`),
 //! until the run is completed, the caller gives the call up (drops it), or the lease can no
 //! longer be trusted. Then the work must stop.
 //!
@@ -35,7 +35,7 @@ use crate::transport::{AsyncTransport, Deadline, Runtime, Transport};
 use std::cell::Cell;
 use std::time::{Duration, SystemTime};
 
-/// What the calls on one granted run share on this instance (guard@0.4.0's ticket resource):
+/// What the calls on one granted run share on this instance (the `run` resource):
 /// when its lease ends by the last renewal heard, whether the run was closed, whether `hold`
 /// is running.
 #[derive(Debug)]

@@ -1,7 +1,7 @@
 //! Guarded invoke: "is it my turn?" for timer-triggered functions, plus work-item claims, a
 //! status board, fenced writes and the operator's verbs. The decision is a pure function
-//! ([`decide`]); the drivers perform the round trips. One implementation serves every exported
-//! version of the guard (guard@0.1.0, @0.2.0 and @0.3.0 convert their values onto these types).
+//! ([`decide`]); the drivers perform the round trips. The exported guard (`traffic-cop:lease`
+//! 1.0) converts its values onto these types, and the Rust API uses them directly.
 //!
 //! Protocol, per lock blob:
 //! 1. HEAD the blob: lease state, run record (metadata), ETag and creation time in one round
@@ -23,7 +23,7 @@
 //! | `describe` | skips and runs in one line each, for people |
 //! | `record`, `record_keys`, `record_text` | the run record; its metadata keys (the codec); how it writes text |
 //! | `invoke`, `grant`, `unheard` | `guarded_invoke`: look, acquire, record; waiting for a held lock; a grant whose answer was lost |
-//! | `keep_alive`, `complete`, `hold` | a granted run's calls; `hold` renews in the background (guard@0.4.0) |
+//! | `keep_alive`, `complete`, `hold` | a granted run's calls; `hold` renews in the background (async component) |
 //! | `blocked` | a run whose instance could not renew its lease when due: closed or counted as blocked |
 //! | `claim`, `claim_state`, `pages`, `board` | many items: claims and the board over a listing |
 //! | `schedules` | which schedule is in force while replicas disagree (a deploy, a rollback) |

@@ -12,7 +12,7 @@ use std::time::Duration;
 pub const MAX_WAIT: Duration = Duration::from_secs(600);
 /// The most a tick may be early and still count for the coming due time.
 pub const MAX_EARLY_MS: u64 = 5 * 60 * 1000;
-/// guard@0.3.0's default early tolerance: more than the clock skew between synchronized hosts,
+/// The default early tolerance: more than the clock skew between synchronized hosts,
 /// less than a polling trigger's period (Spin's cron trigger fires on whole seconds).
 pub const DEFAULT_EARLY_MS: u64 = 5_000;
 

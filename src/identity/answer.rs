@@ -119,7 +119,7 @@ pub fn check_supplied(token: &AccessToken, now_secs: u64) -> Result<(), Error> {
 
 fn expired(at: u64) -> String {
     format!(
-        "the access token expired at {} (unix {at}): fetch a new one (identity.get-token) and \
+        "the access token expired at {} (unix {at}): fetch a new one (`get-token`) and \
          pass it with AccessTokenExpiresOn, or drop AccessToken to let traffic-cop fetch one",
         crate::http_date::format(std::time::UNIX_EPOCH + std::time::Duration::from_secs(at))
     )

@@ -10,7 +10,7 @@
 //! - `Authentication=AccessToken;AccessToken=…`: a token the caller already has
 //!
 //! Any source may also carry `AccessToken=…;AccessTokenExpiresOn=<unix seconds>`: a token kept
-//! from an earlier invocation (see `identity.get-token`), used while it has five minutes left.
+//! from an earlier invocation (see `lease.get-token`), used while it has five minutes left.
 
 mod answer;
 mod cache;

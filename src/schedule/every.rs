@@ -1,5 +1,5 @@
 //! A fixed grid of due times: `offset + k * interval`, in ms since the Unix epoch. Pure
-//! arithmetic; what guard@0.1.0 and @0.2.0 schedules are, and `every` in guard@0.3.0.
+//! arithmetic; what `@every <duration>` schedules are.
 
 use crate::error::FieldError;
 

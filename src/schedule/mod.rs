@@ -40,7 +40,7 @@ impl Schedule {
     /// when that is at most `early_ms` away *and* at most a quarter of the gap before it. The
     /// second bound keeps a tolerance longer than a short schedule's period from counting a
     /// tick for a due time seconds ahead (and passing over the one just come); for a grid it
-    /// is guard@0.2.0's quarter interval.
+    /// is a quarter interval.
     pub fn counts_for(&self, at_ms: u64, early_ms: u64) -> Option<u64> {
         let latest = self.at_or_before(at_ms);
         let next = self.after(at_ms).filter(|next| {
@@ -71,7 +71,7 @@ impl Schedule {
 
     /// How long past a due time with no run for it a job is overdue: a minute for a cron
     /// schedule (a trigger polling every minute is on time), a quarter interval (at most five
-    /// minutes) for a grid, as guard@0.2.0 judged it.
+    /// minutes) for a grid.
     pub fn overdue_grace_ms(&self) -> u64 {
         match self {
             Schedule::None => 0,

@@ -134,7 +134,7 @@ fn round_trips_per_tick_for_each_source_with_and_without_a_kept_token() {
             );
             assert!(matches!(decision, Decision::Skip(_)), "{name}: {decision:?}");
         });
-        // The host kept the token (identity.get-token) and passes it back: no token request.
+        // The host kept the token (get-token) and passes it back: no token request.
         let kept =
             fixture.client(&TokenCache::default()).access_token(&lock.account).unwrap().unwrap();
         let with_kept = Lock::parse(

@@ -219,7 +219,7 @@ fn pause_drain_deploy_run_now_and_resume_on_real_spin() {
     let connection_string = story::location(&container).connection_string;
     let settings =
         v1::Settings { lock: None, ..v1::settings(&connection_string, &container, "", "board") };
-    let board = fresh().board_v1(&settings).unwrap();
+    let board = fresh().board(&settings).unwrap();
     let entry = board.locks.iter().find(|e| e.name == story::LOCK).expect("the job's lock");
     assert_eq!(entry.totals.abandoned, 0, "a run was abandoned: {:#?}", entry.history);
     assert!(entry.paused.is_none() && entry.run_now_by.is_none(), "{entry:#?}");

@@ -157,7 +157,7 @@ fn failed_run(container: &str) {
     let mut instance = fresh();
     loop {
         assert!(Instant::now() < deadline, "failing-worker was never granted");
-        match instance.guarded_invoke_v1(&settings) {
+        match instance.guarded_invoke(&settings) {
             v1::Decision::Run(run) => {
                 let outcome = v1::Outcome::Failure("upstream answered 503".into());
                 let finished = instance.run_complete(run, &outcome);

@@ -114,7 +114,7 @@ impl World for ComponentWorld {
         let settings = self.settings(lock, holder, interval_seconds);
         let at = self.keep(fresh());
         let instance = &mut self.granted_on[at];
-        let decision = instance.guarded_invoke_v1(&settings);
+        let decision = instance.guarded_invoke(&settings);
         seen(instance, at, decision)
     }
 
@@ -138,7 +138,7 @@ impl World for ComponentWorld {
         let settings = self.location.container_settings(holder, self.interval_seconds());
         let at = self.keep(fresh());
         let instance = &mut self.granted_on[at];
-        let claimed = instance.claim_v1(&settings, items, max).map_err(failure)?;
+        let claimed = instance.claim(&settings, items, max).map_err(failure)?;
         Ok(claimed
             .runs
             .into_iter()
@@ -152,7 +152,7 @@ impl World for ComponentWorld {
     fn board(&mut self) -> Vec<Row> {
         let settings = self.location.container_settings("board", 0);
         fresh()
-            .board_v1(&settings)
+            .board(&settings)
             .unwrap()
             .locks
             .into_iter()

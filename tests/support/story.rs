@@ -132,7 +132,7 @@ pub fn location(container: &str) -> Location {
 
 /// The job's lock as the board shows it, read straight from Azurite (not through a proxy).
 pub fn lock_entry(container: &str) -> Option<v1::BoardEntry> {
-    let board = fresh().board_v1(&location(container).settings()).ok()?;
+    let board = fresh().board(&location(container).settings()).ok()?;
     board.locks.into_iter().find(|e| e.name == LOCK)
 }
 
@@ -335,7 +335,7 @@ pub fn blob_metadata(container: &str) -> (LeaseState, BTreeMap<String, String>) 
         container: container.into(),
         blob: LOCK.into(),
     };
-    let status = fresh().inspect_v1(&lock).unwrap();
+    let status = fresh().inspect(&lock).unwrap();
     (status.state, status.metadata.into_iter().collect())
 }
 

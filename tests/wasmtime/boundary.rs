@@ -88,26 +88,26 @@ fn settings(lock: &Lock) -> v1::Settings {
 fn every_lock_function_refuses(lock: &Lock, variable: &str, what: &str) {
     let fixed = LeaseDuration::Fixed(15);
     let results = [
-        ("acquire", fresh().acquire_v1(lock, fixed, None).map(drop)),
-        ("renew", fresh().renew_v1(lock, GOOD_ID).map(drop)),
-        ("change", fresh().change_v1(lock, GOOD_ID, GOOD_ID).map(drop)),
-        ("release", fresh().release_v1(lock, GOOD_ID)),
-        ("break-lease", fresh().break_lease_v1(lock, Some(0)).map(drop)),
-        ("inspect", fresh().inspect_v1(lock).map(drop)),
+        ("acquire", fresh().acquire(lock, fixed, None).map(drop)),
+        ("renew", fresh().renew(lock, GOOD_ID).map(drop)),
+        ("change", fresh().change(lock, GOOD_ID, GOOD_ID).map(drop)),
+        ("release", fresh().release(lock, GOOD_ID)),
+        ("break-lease", fresh().break_lease(lock, Some(0)).map(drop)),
+        ("inspect", fresh().inspect(lock).map(drop)),
     ];
     for (function, result) in results {
         assert!(matches!(&result, Err(e) if typed(e)), "{function} with {what}: {result:?}");
     }
     let settings = settings(lock);
-    match fresh().guarded_invoke_v1(&settings) {
+    match fresh().guarded_invoke(&settings) {
         Decision::Skip(v1::Skipped { reason: SkipReason::Error(e), .. })
             if bad_setting(&e, variable) => {}
         other => panic!("guarded-invoke with {what}: {other:?}"),
     }
     let operators = [
-        ("pause", fresh().pause_v1(&settings, "ops", "why", 0).map(drop)),
-        ("resume", fresh().resume_v1(&settings, "ops").map(drop)),
-        ("run-now", fresh().run_now_v1(&settings, "ops").map(drop)),
+        ("pause", fresh().pause(&settings, "ops", "why", 0).map(drop)),
+        ("resume", fresh().resume(&settings, "ops").map(drop)),
+        ("run-now", fresh().run_now(&settings, "ops").map(drop)),
     ];
     for (function, result) in operators {
         assert!(
@@ -116,7 +116,7 @@ fn every_lock_function_refuses(lock: &Lock, variable: &str, what: &str) {
         );
     }
     // Asked to reach storage, the check names the variable and sends nothing either.
-    let check = fresh().check_settings_v1(&settings, 1, true);
+    let check = fresh().check_settings(&settings, 1, true);
     assert!(
         check.problems.iter().any(|p| p.variable == variable) && check.storage.is_none(),
         "check-settings with {what}: {check:?}"
@@ -137,16 +137,16 @@ fn malformed_connection_strings_and_hostile_names_are_refused_without_a_request(
         every_lock_function_refuses(&lock, "connection_string", &what);
         let settings = settings(&lock);
         for (function, result) in [
-            ("board", fresh().board_v1(&settings).map(drop)),
-            ("claim", fresh().claim_v1(&settings, &["x".into()], 1).map(drop)),
-            ("read-fenced", fresh().read_fenced_v1(&settings, "x").map(drop)),
+            ("board", fresh().board(&settings).map(drop)),
+            ("claim", fresh().claim(&settings, &["x".into()], 1).map(drop)),
+            ("read-fenced", fresh().read_fenced(&settings, "x").map(drop)),
         ] {
             assert!(
                 matches!(&result, Err(e) if bad_setting(e, "connection_string")),
                 "{function} with {what}: {result:?}"
             );
         }
-        let token = fresh().get_token_v1(&connection_string);
+        let token = fresh().get_token(&connection_string);
         assert!(matches!(&token, Err(e) if typed(e)), "get-token with {what}: {token:?}");
         cases += 1;
     }
@@ -168,13 +168,13 @@ fn malformed_connection_strings_and_hostile_names_are_refused_without_a_request(
             _ => matches!(e, v1::Error::InvalidArgument(_)),
         };
         for (function, result) in [
-            ("claim", fresh().claim_v1(&settings, std::slice::from_ref(&blob), 1).map(drop)),
-            ("read-fenced", fresh().read_fenced_v1(&settings, &blob).map(drop)),
+            ("claim", fresh().claim(&settings, std::slice::from_ref(&blob), 1).map(drop)),
+            ("read-fenced", fresh().read_fenced(&settings, &blob).map(drop)),
         ] {
             assert!(matches!(&result, Err(e) if refused(e)), "{function} with {what}: {result:?}");
         }
         if variable == "container" {
-            let board = fresh().board_v1(&settings);
+            let board = fresh().board(&settings);
             assert!(
                 matches!(&board, Err(e) if bad_setting(e, "container")),
                 "board with {what}: {board:?}"
@@ -207,24 +207,24 @@ fn bad_ids_durations_periods_and_options_are_refused_without_a_request() {
     ];
     for id in bad_ids {
         for (function, result) in [
-            ("acquire", fresh().acquire_v1(&lock, LeaseDuration::Fixed(15), Some(id)).map(drop)),
-            ("renew", fresh().renew_v1(&lock, id).map(drop)),
-            ("change (current)", fresh().change_v1(&lock, id, GOOD_ID).map(drop)),
-            ("change (proposed)", fresh().change_v1(&lock, GOOD_ID, id).map(drop)),
-            ("release", fresh().release_v1(&lock, id)),
+            ("acquire", fresh().acquire(&lock, LeaseDuration::Fixed(15), Some(id)).map(drop)),
+            ("renew", fresh().renew(&lock, id).map(drop)),
+            ("change (current)", fresh().change(&lock, id, GOOD_ID).map(drop)),
+            ("change (proposed)", fresh().change(&lock, GOOD_ID, id).map(drop)),
+            ("release", fresh().release(&lock, id)),
         ] {
             assert!(matches!(&result, Err(e) if typed(e)), "{function} with id {id:?}: {result:?}");
         }
     }
     for seconds in [0, 1, 14, 61, 3600, u32::MAX] {
         assert!(
-            matches!(fresh().acquire_v1(&lock, LeaseDuration::Fixed(seconds), None), Err(ref e) if typed(e)),
+            matches!(fresh().acquire(&lock, LeaseDuration::Fixed(seconds), None), Err(ref e) if typed(e)),
             "{seconds}"
         );
     }
     for period in [61, 1000, u32::MAX] {
         assert!(
-            matches!(fresh().break_lease_v1(&lock, Some(period)), Err(ref e) if typed(e)),
+            matches!(fresh().break_lease(&lock, Some(period)), Err(ref e) if typed(e)),
             "{period}"
         );
     }
@@ -246,12 +246,12 @@ fn bad_ids_durations_periods_and_options_are_refused_without_a_request() {
     for (break_it, variable) in bad_settings {
         let mut bad = settings(&lock);
         break_it(&mut bad);
-        match fresh().guarded_invoke_v1(&bad) {
+        match fresh().guarded_invoke(&bad) {
             Decision::Skip(v1::Skipped { reason: SkipReason::Error(e), .. })
                 if bad_setting(&e, variable) => {}
             other => panic!("guarded-invoke with {bad:?}: {other:?}"),
         }
-        let claim = fresh().claim_v1(&bad, &["x".into()], 1);
+        let claim = fresh().claim(&bad, &["x".into()], 1);
         assert!(matches!(&claim, Err(e) if bad_setting(e, variable)), "{bad:?}: {claim:?}");
     }
     assert_eq!(proxy.requests(), 0, "nothing may be sent for invalid input");

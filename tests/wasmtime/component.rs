@@ -34,17 +34,34 @@ fn component_exports_lease_and_guard_and_imports_only_wasi() {
     let exports: Vec<String> = ty.exports(&host.engine).map(|(name, _)| name.to_string()).collect();
     let imports: Vec<String> = ty.imports(&host.engine).map(|(name, _)| name.to_string()).collect();
     println!("exports: {exports:?}\nimports: {imports:?}");
-    // The 1.0 contract, and nothing else but the unpublished 0.x versions still being retired
-    // (once they are gone, this is the whole list).
-    assert!(exports.iter().all(|e| e.starts_with("traffic-cop:lease/")), "{exports:?}");
-    let contract: Vec<&String> = exports.iter().filter(|e| !e.contains("@0.")).collect();
-    assert_eq!(contract, ["traffic-cop:lease/lease@1.0.0", "traffic-cop:lease/guard@1.0.0"]);
+    // The 1.0 contract, one version of it, and nothing else.
+    assert_eq!(exports, ["traffic-cop:lease/lease@1.0.0", "traffic-cop:lease/guard@1.0.0"]);
     assert!(imports.iter().all(|i| i.starts_with("wasi:")), "{imports:?}");
     assert!(
         imports.iter().any(|i| i.starts_with("wasi:http/outgoing-handler@0.2.")),
         "{imports:?}"
     );
     assert!(!imports.iter().any(|i| i.contains("spin")), "{imports:?}");
+}
+
+/// The async artifact exports the same one version of the contract, and `hold` beside it.
+fn the_async_component_exports_the_contract_and_hold_only() {
+    let (wasm, _) = traffic_cop_testbed::built::async_components();
+    let mut config = traffic_cop_wasm_host::wasmtime::Config::new();
+    config.wasm_component_model_async(true);
+    let engine = traffic_cop_wasm_host::wasmtime::Engine::new(&config).unwrap();
+    let component =
+        traffic_cop_wasm_host::wasmtime::component::Component::from_file(&engine, &wasm).unwrap();
+    let ty = component.component_type();
+    let exports: Vec<String> = ty.exports(&engine).map(|(name, _)| name.to_string()).collect();
+    assert_eq!(
+        exports,
+        [
+            "traffic-cop:lease/lease@1.0.0",
+            "traffic-cop:lease/guard@1.0.0",
+            "traffic-cop:lease/hold@0.5.0"
+        ]
+    );
 }
 
 fn every_verb_round_trips_and_counts_its_requests() {
@@ -61,44 +78,42 @@ fn every_verb_round_trips_and_counts_its_requests() {
 
     let mut grant = None;
     measure("acquire (first use: container + blob created)", 4, &mut || {
-        grant = Some(fresh().acquire_v1(&lock, FIXED_15, None).unwrap());
+        grant = Some(fresh().acquire(&lock, FIXED_15, None).unwrap());
     });
     let id = grant.unwrap().lease_id;
     measure("inspect", 1, &mut || {
-        let status = fresh().inspect_v1(&lock).unwrap();
+        let status = fresh().inspect(&lock).unwrap();
         assert_eq!(
             (status.state, status.locked, status.infinite),
             (LeaseState::Leased, true, Some(false))
         );
     });
-    measure("renew", 1, &mut || assert_eq!(fresh().renew_v1(&lock, &id).unwrap().lease_id, id));
+    measure("renew", 1, &mut || assert_eq!(fresh().renew(&lock, &id).unwrap().lease_id, id));
     let new_id = "0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9";
     measure("change", 1, &mut || {
-        assert_eq!(fresh().change_v1(&lock, &id, new_id).unwrap().lease_id, new_id)
+        assert_eq!(fresh().change(&lock, &id, new_id).unwrap().lease_id, new_id)
     });
     measure("renew with the old id", 1, &mut || {
-        assert!(matches!(fresh().renew_v1(&lock, &id), Err(Error::LeaseLost(_))));
+        assert!(matches!(fresh().renew(&lock, &id), Err(Error::LeaseLost(_))));
     });
-    measure("release", 1, &mut || fresh().release_v1(&lock, new_id).unwrap());
+    measure("release", 1, &mut || fresh().release(&lock, new_id).unwrap());
     measure("inspect", 1, &mut || {
-        assert_eq!(fresh().inspect_v1(&lock).unwrap().state, LeaseState::Available)
+        assert_eq!(fresh().inspect(&lock).unwrap().state, LeaseState::Available)
     });
     measure("acquire (steady state)", 1, &mut || {
-        fresh().acquire_v1(&lock, LeaseDuration::Infinite, Some(new_id)).unwrap();
+        fresh().acquire(&lock, LeaseDuration::Infinite, Some(new_id)).unwrap();
     });
-    measure("break-lease", 1, &mut || {
-        assert_eq!(fresh().break_lease_v1(&lock, Some(0)).unwrap(), 0)
-    });
+    measure("break-lease", 1, &mut || assert_eq!(fresh().break_lease(&lock, Some(0)).unwrap(), 0));
     measure("inspect", 1, &mut || {
-        assert_eq!(fresh().inspect_v1(&lock).unwrap().state, LeaseState::Broken)
+        assert_eq!(fresh().inspect(&lock).unwrap().state, LeaseState::Broken)
     });
 }
 
 fn a_second_holder_is_told_held_by_other_and_a_retried_acquire_is_idempotent() {
     let lock = azurite_lock();
     let id = "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee";
-    fresh().acquire_v1(&lock, FIXED_15, Some(id)).unwrap();
-    match fresh().acquire_v1(&lock, FIXED_15, None) {
+    fresh().acquire(&lock, FIXED_15, Some(id)).unwrap();
+    match fresh().acquire(&lock, FIXED_15, None) {
         Err(Error::HeldByOther(e)) => {
             assert_eq!((e.status, e.code.as_deref()), (409, Some("LeaseAlreadyPresent")));
             assert!(e.request_id.is_some());
@@ -106,7 +121,7 @@ fn a_second_holder_is_told_held_by_other_and_a_retried_acquire_is_idempotent() {
         other => panic!("expected held-by-other, got {other:?}"),
     }
     // The same proposed id again is what a retry after a lost answer sends: it succeeds.
-    assert_eq!(fresh().acquire_v1(&lock, FIXED_15, Some(id)).unwrap().lease_id, id);
+    assert_eq!(fresh().acquire(&lock, FIXED_15, Some(id)).unwrap().lease_id, id);
 }
 
 fn racing_first_acquires_create_the_lock_once_and_elect_exactly_one_holder() {
@@ -114,7 +129,7 @@ fn racing_first_acquires_create_the_lock_once_and_elect_exactly_one_holder() {
     let outcomes: Vec<_> = (0..6)
         .map(|_| {
             let lock = lock.clone();
-            std::thread::spawn(move || fresh().acquire_v1(&lock, FIXED_15, None))
+            std::thread::spawn(move || fresh().acquire(&lock, FIXED_15, None))
         })
         .collect::<Vec<_>>()
         .into_iter()
@@ -127,52 +142,52 @@ fn racing_first_acquires_create_the_lock_once_and_elect_exactly_one_holder() {
 
 fn an_expired_lease_lets_the_next_holder_in() {
     let lock = azurite_lock();
-    let first = fresh().acquire_v1(&lock, FIXED_15, None).unwrap().lease_id;
+    let first = fresh().acquire(&lock, FIXED_15, None).unwrap().lease_id;
     let started = Instant::now();
-    assert!(matches!(fresh().acquire_v1(&lock, FIXED_15, None), Err(Error::HeldByOther(_))));
+    assert!(matches!(fresh().acquire(&lock, FIXED_15, None), Err(Error::HeldByOther(_))));
     std::thread::sleep(Duration::from_secs(16).saturating_sub(started.elapsed()));
-    assert_eq!(fresh().inspect_v1(&lock).unwrap().state, LeaseState::Expired);
-    let second = fresh().acquire_v1(&lock, FIXED_15, None).unwrap().lease_id;
+    assert_eq!(fresh().inspect(&lock).unwrap().state, LeaseState::Expired);
+    let second = fresh().acquire(&lock, FIXED_15, None).unwrap().lease_id;
     assert_ne!(first, second);
-    assert!(matches!(fresh().renew_v1(&lock, &first), Err(Error::LeaseLost(_))));
+    assert!(matches!(fresh().renew(&lock, &first), Err(Error::LeaseLost(_))));
 }
 
 fn break_periods_behave_as_documented() {
     // Infinite lease, no period: broken at once, and anyone may acquire.
     let lock = azurite_lock();
-    fresh().acquire_v1(&lock, LeaseDuration::Infinite, None).unwrap();
-    assert_eq!(fresh().break_lease_v1(&lock, None).unwrap(), 0);
-    fresh().acquire_v1(&lock, FIXED_15, None).unwrap();
+    fresh().acquire(&lock, LeaseDuration::Infinite, None).unwrap();
+    assert_eq!(fresh().break_lease(&lock, None).unwrap(), 0);
+    fresh().acquire(&lock, FIXED_15, None).unwrap();
 
     // Fixed lease, no period: it keeps breaking until its original end.
-    let remaining = fresh().break_lease_v1(&lock, None).unwrap();
+    let remaining = fresh().break_lease(&lock, None).unwrap();
     assert!((13..=15).contains(&remaining), "{remaining}");
 
     // Fixed lease, period 2: the holder loses it, nobody gets it until the period is over.
     let lock = azurite_lock();
-    let holder = fresh().acquire_v1(&lock, FIXED_15, None).unwrap().lease_id;
-    assert_eq!(fresh().break_lease_v1(&lock, Some(2)).unwrap(), 2);
-    assert_eq!(fresh().inspect_v1(&lock).unwrap().state, LeaseState::Breaking);
-    assert!(matches!(fresh().renew_v1(&lock, &holder), Err(Error::LeaseLost(_))));
-    assert!(matches!(fresh().acquire_v1(&lock, FIXED_15, None), Err(Error::HeldByOther(_))));
+    let holder = fresh().acquire(&lock, FIXED_15, None).unwrap().lease_id;
+    assert_eq!(fresh().break_lease(&lock, Some(2)).unwrap(), 2);
+    assert_eq!(fresh().inspect(&lock).unwrap().state, LeaseState::Breaking);
+    assert!(matches!(fresh().renew(&lock, &holder), Err(Error::LeaseLost(_))));
+    assert!(matches!(fresh().acquire(&lock, FIXED_15, None), Err(Error::HeldByOther(_))));
     std::thread::sleep(Duration::from_millis(3200));
-    assert_eq!(fresh().inspect_v1(&lock).unwrap().state, LeaseState::Broken);
-    fresh().acquire_v1(&lock, FIXED_15, None).unwrap();
+    assert_eq!(fresh().inspect(&lock).unwrap().state, LeaseState::Broken);
+    fresh().acquire(&lock, FIXED_15, None).unwrap();
 }
 
 fn a_missing_blob_in_an_existing_container_is_created() {
     let lock = azurite_lock();
-    fresh().acquire_v1(&lock, FIXED_15, None).unwrap();
+    fresh().acquire(&lock, FIXED_15, None).unwrap();
     let sibling = Lock { blob: "other".into(), ..lock };
-    assert!(matches!(fresh().inspect_v1(&sibling), Err(Error::NotFound(_))));
-    fresh().acquire_v1(&sibling, FIXED_15, None).unwrap();
-    assert_eq!(fresh().inspect_v1(&sibling).unwrap().state, LeaseState::Leased);
+    assert!(matches!(fresh().inspect(&sibling), Err(Error::NotFound(_))));
+    fresh().acquire(&sibling, FIXED_15, None).unwrap();
+    assert_eq!(fresh().inspect(&sibling).unwrap().state, LeaseState::Leased);
 }
 
 fn a_wrong_key_is_unauthorized_with_a_hint() {
     let wrong_key = "d3Jvbmcta2V5LXdyb25nLWtleS13cm9uZy1rZXktd3Jvbmcta2V5LXdyb25nLWtleQ==";
     let lock = new_lock(connection_string_for_port(Azurite::shared().port, wrong_key));
-    match fresh().acquire_v1(&lock, FIXED_15, None) {
+    match fresh().acquire(&lock, FIXED_15, None) {
         Err(Error::Unauthorized(e)) => {
             assert_eq!(e.status, 403);
             // Azurite answers a bad signature with AuthorizationFailure, whose message names the
@@ -187,10 +202,10 @@ fn a_wrong_key_is_unauthorized_with_a_hint() {
 fn a_stopped_emulator_is_a_transport_error_not_a_trap() {
     let azurite = Azurite::start();
     let lock = new_lock(azurite.connection_string());
-    let id = fresh().acquire_v1(&lock, FIXED_15, None).unwrap().lease_id;
+    let id = fresh().acquire(&lock, FIXED_15, None).unwrap().lease_id;
     azurite.stop();
     let started = Instant::now();
-    match fresh().renew_v1(&lock, &id) {
+    match fresh().renew(&lock, &id) {
         Err(Error::Transport(detail)) => assert!(detail.contains("Connect"), "{detail}"),
         other => panic!("expected a transport error, got {other:?}"),
     }
@@ -214,7 +229,7 @@ fn bad_input_is_a_typed_error_before_any_request() {
     ];
     for cs in config_cases {
         assert!(
-            matches!(fresh().inspect_v1(&lock(cs, "abc", "x")), Err(Error::InvalidConfig(_))),
+            matches!(fresh().inspect(&lock(cs, "abc", "x")), Err(Error::InvalidConfig(_))),
             "{cs:?}"
         );
     }
@@ -228,7 +243,7 @@ fn bad_input_is_a_typed_error_before_any_request() {
     ]
     .map(|(c, b)| (c.to_string(), b.to_string()));
     for (container, blob) in name_cases {
-        let result = fresh().acquire_v1(&lock(&good, &container, &blob), FIXED_15, None);
+        let result = fresh().acquire(&lock(&good, &container, &blob), FIXED_15, None);
         assert!(
             matches!(result, Err(Error::InvalidArgument(_))),
             "{container:?}/{blob:?}: {result:?}"
@@ -237,23 +252,21 @@ fn bad_input_is_a_typed_error_before_any_request() {
     let ok = lock(&good, "abc", "x");
     for seconds in [0, 14, 61, u32::MAX] {
         assert!(matches!(
-            fresh().acquire_v1(&ok, LeaseDuration::Fixed(seconds), None),
+            fresh().acquire(&ok, LeaseDuration::Fixed(seconds), None),
             Err(Error::InvalidArgument(_))
         ));
     }
-    assert!(matches!(
-        fresh().acquire_v1(&ok, FIXED_15, Some("nope")),
-        Err(Error::InvalidArgument(_))
-    ));
-    assert!(matches!(fresh().renew_v1(&ok, "nope"), Err(Error::InvalidArgument(_))));
-    assert!(matches!(fresh().change_v1(&ok, "nope", "also-nope"), Err(Error::InvalidArgument(_))));
-    assert!(matches!(fresh().release_v1(&ok, ""), Err(Error::InvalidArgument(_))));
-    assert!(matches!(fresh().break_lease_v1(&ok, Some(61)), Err(Error::InvalidArgument(_))));
+    assert!(matches!(fresh().acquire(&ok, FIXED_15, Some("nope")), Err(Error::InvalidArgument(_))));
+    assert!(matches!(fresh().renew(&ok, "nope"), Err(Error::InvalidArgument(_))));
+    assert!(matches!(fresh().change(&ok, "nope", "also-nope"), Err(Error::InvalidArgument(_))));
+    assert!(matches!(fresh().release(&ok, ""), Err(Error::InvalidArgument(_))));
+    assert!(matches!(fresh().break_lease(&ok, Some(61)), Err(Error::InvalidArgument(_))));
 }
 
 pub fn tests() -> Vec<Test> {
     traffic_cop_testbed::tests![
         component_exports_lease_and_guard_and_imports_only_wasi,
+        the_async_component_exports_the_contract_and_hold_only,
         every_verb_round_trips_and_counts_its_requests,
         a_second_holder_is_told_held_by_other_and_a_retried_acquire_is_idempotent,
         racing_first_acquires_create_the_lock_once_and_elect_exactly_one_holder,

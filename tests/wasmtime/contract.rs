@@ -37,7 +37,7 @@ impl Place {
 
 /// A run granted to `holder` on `instance`, which keeps it.
 fn granted(instance: &mut Instance, settings: &v1::Settings) -> ResourceAny {
-    match instance.guarded_invoke_v1(settings) {
+    match instance.guarded_invoke(settings) {
         Decision::Run(run) => run,
         Decision::Skip(skipped) => panic!("expected a run, got {skipped:?}"),
     }
@@ -61,7 +61,7 @@ fn a_run_decides_skips_renews_writes_and_completes_each_with_its_line() {
 
     // A follower skips, named by the run it waits for, in one round trip.
     let before = place.proxy.requests();
-    let skipped = match fresh().guarded_invoke_v1(&place.settings("replica-b")) {
+    let skipped = match fresh().guarded_invoke(&place.settings("replica-b")) {
         Decision::Skip(skipped) => skipped,
         Decision::Run(_) => panic!("two runs at once"),
     };
@@ -100,7 +100,7 @@ fn a_run_decides_skips_renews_writes_and_completes_each_with_its_line() {
     let second = granted(&mut next, &place.settings("replica-b"));
     let failed = next.run_complete(second, &Outcome::Failure("disk full".into()));
     assert_eq!(failed.text, "[replica-b] ran with fencing token 2: failed: disk full");
-    let data = fresh().read_fenced_v1(&place.settings("x"), "results/daily.json").unwrap().unwrap();
+    let data = fresh().read_fenced(&place.settings("x"), "results/daily.json").unwrap().unwrap();
     assert_eq!((data.contents.as_slice(), data.fencing_token), (b"{}".as_slice(), 1));
 }
 
@@ -142,7 +142,7 @@ fn a_setting_that_cannot_be_used_names_its_variable_and_sends_nothing() {
         settings.schedule = Some("0 0 2 * * *".into());
         break_it(&mut settings);
         let before = place.proxy.requests();
-        let skipped = match fresh().guarded_invoke_v1(&settings) {
+        let skipped = match fresh().guarded_invoke(&settings) {
             Decision::Skip(skipped) => skipped,
             Decision::Run(_) => panic!("{variable}: ran"),
         };
@@ -151,10 +151,10 @@ fn a_setting_that_cannot_be_used_names_its_variable_and_sends_nothing() {
             panic!("{variable}: {skipped:?}")
         };
         assert_eq!(bad.variable, variable);
-        let words = fresh().error_text_v1(error);
+        let words = fresh().error_text(error);
         assert!(words.starts_with(&format!("set the `{variable}` variable: ")), "{words}");
         assert_eq!(skipped.text, format!("[replica-a] error: {words}"));
-        let check = fresh().check_settings_v1(&settings, 3, true);
+        let check = fresh().check_settings(&settings, 3, true);
         assert!(
             check.problems.iter().any(|p| p.variable == variable),
             "{variable}: {:?}",
@@ -167,20 +167,20 @@ fn a_claim_a_board_and_the_operators_verbs_answer_under_the_same_settings() {
     let place = Place::new();
     let items: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
     let mut worker = fresh();
-    let claimed = worker.claim_v1(&place.settings("w1"), &items, 2).expect("claims");
+    let claimed = worker.claim(&place.settings("w1"), &items, 2).expect("claims");
     assert_eq!(claimed.runs.len(), 2);
     for run in claimed.runs {
         let finished = worker.run_complete(run, &Outcome::Success("done".into()));
         assert!(finished.error.is_none(), "{finished:?}");
     }
-    let board = fresh().board_v1(&place.settings("x")).expect("board");
+    let board = fresh().board(&place.settings("x")).expect("board");
     assert_eq!(board.locks.len(), 2, "{board:?}");
     assert!(board.locks.iter().all(|l| l.last_outcome.as_deref() == Some("success")));
 
     let settings = place.settings("replica-a");
-    let paused = fresh().pause_v1(&settings, "ops", "deploying", 0).expect("pauses");
+    let paused = fresh().pause(&settings, "ops", "deploying", 0).expect("pauses");
     assert_eq!(paused.paused.map(|p| p.by), Some("ops".into()));
-    let skipped = match fresh().guarded_invoke_v1(&settings) {
+    let skipped = match fresh().guarded_invoke(&settings) {
         Decision::Skip(skipped) => skipped,
         Decision::Run(_) => panic!("ran while paused"),
     };
@@ -189,11 +189,8 @@ fn a_claim_a_board_and_the_operators_verbs_answer_under_the_same_settings() {
         "{}",
         skipped.text
     );
-    assert!(fresh().resume_v1(&settings, "ops").expect("resumes").paused.is_none());
-    assert_eq!(
-        fresh().run_now_v1(&settings, "ops").expect("asks").run_now_by.as_deref(),
-        Some("ops")
-    );
+    assert!(fresh().resume(&settings, "ops").expect("resumes").paused.is_none());
+    assert_eq!(fresh().run_now(&settings, "ops").expect("asks").run_now_by.as_deref(), Some("ops"));
     let mut instance = fresh();
     let run = granted(&mut instance, &settings);
     assert_eq!(instance.run_details(run).manual_by.as_deref(), Some("ops"));
@@ -232,21 +229,21 @@ fn no_value_or_text_the_contract_hands_out_holds_a_secret() {
     let run = granted(&mut leader, &settings);
     shown.push(format!("{:?}", leader.run_details(run)));
     shown.push(leader.run_text(run));
-    match fresh().guarded_invoke_v1(&settings) {
+    match fresh().guarded_invoke(&settings) {
         Decision::Skip(skipped) => shown.push(format!("{skipped:?} {}", skipped.text)),
         Decision::Run(_) => panic!("two runs at once"),
     }
     shown.push(format!("{:?}", leader.run_write_fenced(run, "out", b"x")));
     shown.push(format!("{:?}", leader.run_complete(run, &Outcome::Success("ok".into()))));
     shown.push(format!("{:?}", leader.run_complete(run, &Outcome::Success("again".into()))));
-    let claimed = leader.claim_v1(&settings, &["i1".to_string()], 1).unwrap();
+    let claimed = leader.claim(&settings, &["i1".to_string()], 1).unwrap();
     for run in claimed.runs {
         shown.push(format!("{:?}", leader.run_details(run)));
         shown.push(format!("{:?}", leader.run_complete(run, &Outcome::Failure("no".into()))));
     }
-    shown.push(format!("{:?}", fresh().board_v1(&settings)));
-    shown.push(format!("{:?}", fresh().pause_v1(&settings, "ops", "why", 0)));
-    shown.push(format!("{:?}", fresh().check_settings_v1(&settings, 2, true)));
+    shown.push(format!("{:?}", fresh().board(&settings)));
+    shown.push(format!("{:?}", fresh().pause(&settings, "ops", "why", 0)));
+    shown.push(format!("{:?}", fresh().check_settings(&settings, 2, true)));
 
     // Refusals: a wrong key (the service's 403), a forged SAS, an unusable string that carries
     // the key, a key string asked for a token.
@@ -262,25 +259,25 @@ fn no_value_or_text_the_contract_hands_out_holds_a_secret() {
     for connection_string in [&wrong_key, &sas, &unusable] {
         let broken =
             v1::Settings { connection_string: Some(connection_string.clone()), ..settings.clone() };
-        match fresh().guarded_invoke_v1(&broken) {
+        match fresh().guarded_invoke(&broken) {
             Decision::Skip(skipped) => {
                 if let SkipReason::Error(error) = &skipped.reason {
-                    shown.push(fresh().error_text_v1(error));
+                    shown.push(fresh().error_text(error));
                 }
                 shown.push(format!("{skipped:?} {}", skipped.text));
             }
             Decision::Run(_) => panic!("ran with a broken credential"),
         }
-        shown.push(format!("{:?}", fresh().board_v1(&broken)));
-        shown.push(format!("{:?}", fresh().check_settings_v1(&broken, 1, true)));
+        shown.push(format!("{:?}", fresh().board(&broken)));
+        shown.push(format!("{:?}", fresh().check_settings(&broken, 1, true)));
         let lock = v1::lease::Lock {
             connection_string: connection_string.clone(),
             container: place.container.clone(),
             blob: "daily".into(),
         };
-        shown.push(format!("{:?}", fresh().inspect_v1(&lock)));
+        shown.push(format!("{:?}", fresh().inspect(&lock)));
     }
-    shown.push(format!("{:?}", fresh().get_token_v1(&place.connection_string)));
+    shown.push(format!("{:?}", fresh().get_token(&place.connection_string)));
     for text in &shown {
         for secret in &marked {
             assert!(!text.contains(secret.as_str()), "a secret ({secret}) in {text}");

@@ -55,15 +55,15 @@ fn lost_answers_to_acquire_and_release_are_resolved_by_their_retries() {
     let port = Azurite::shared().port;
     let passthrough = FaultProxy::start(port, FaultPlan::first(Fault::Reset, 0));
     let lock = lock_via(&passthrough, EMULATOR_KEY_B64, "lost-answer");
-    let first = fresh().acquire_v1(&lock, LeaseDuration::Fixed(15), None).unwrap(); // creates the lock
-    fresh().release_v1(&lock, &first.lease_id).unwrap();
+    let first = fresh().acquire(&lock, LeaseDuration::Fixed(15), None).unwrap(); // creates the lock
+    fresh().release(&lock, &first.lease_id).unwrap();
 
     // The acquire lands but its answer is lost; the retry carries the same proposed id and
     // re-acquires the lease it already holds instead of failing with held-by-other.
     let id = "12345678-1234-4234-8234-123456789abc";
     let lossy = FaultProxy::start(port, FaultPlan::first(Fault::DropResponse, 1));
     let grant = fresh()
-        .acquire_v1(
+        .acquire(
             &lock_via(&lossy, EMULATOR_KEY_B64, "lost-answer"),
             LeaseDuration::Fixed(15),
             Some(id),
@@ -74,16 +74,16 @@ fn lost_answers_to_acquire_and_release_are_resolved_by_their_retries() {
 
     // The release lands but its answer is lost; the retry's 409 means "released".
     let lossy = FaultProxy::start(port, FaultPlan::first(Fault::DropResponse, 1));
-    fresh().release_v1(&lock_via(&lossy, EMULATOR_KEY_B64, "lost-answer"), id).unwrap();
+    fresh().release(&lock_via(&lossy, EMULATOR_KEY_B64, "lost-answer"), id).unwrap();
     assert_eq!((lossy.injected(), lossy.requests()), (vec![Fault::DropResponse], 2));
-    assert!(!fresh().inspect_v1(&lock).unwrap().locked);
+    assert!(!fresh().inspect(&lock).unwrap().locked);
 }
 
 fn a_stalled_response_times_out_and_the_retry_succeeds() {
     let proxy = FaultProxy::start(Azurite::shared().port, FaultPlan::first(Fault::Stall, 1));
     let lock = lock_via(&proxy, EMULATOR_KEY_B64, "stalled");
     let started = Instant::now();
-    fresh().inspect_v1(&lock).ok();
+    fresh().inspect(&lock).ok();
     let elapsed = started.elapsed();
     assert_eq!(proxy.injected(), [Fault::Stall]);
     assert!(proxy.requests() >= 2, "the stalled attempt was retried");
@@ -105,16 +105,16 @@ fn no_key_or_signature_leaks_through_faults_retries_or_the_board() {
         let lock = lock_via(&proxy, sentinel, "sentinel");
         let settings = v1::settings(&lock.connection_string, "sentinel", "x", "replica-a");
         let outputs = [
-            format!("{:?}", fresh().acquire_v1(&lock, LeaseDuration::Fixed(15), None)),
-            format!("{:?}", fresh().renew_v1(&lock, "12345678-1234-4234-8234-123456789abc")),
-            format!("{:?}", fresh().board_v1(&settings)),
+            format!("{:?}", fresh().acquire(&lock, LeaseDuration::Fixed(15), None)),
+            format!("{:?}", fresh().renew(&lock, "12345678-1234-4234-8234-123456789abc")),
+            format!("{:?}", fresh().board(&settings)),
         ];
         for output in outputs {
             assert!(!output.contains(sentinel) && !output.contains("SharedKey"), "{output}");
             assert!(output.contains("Err("), "{output}");
         }
         // A decision that could not be made skips with the error and its line.
-        match fresh().guarded_invoke_v1(&settings) {
+        match fresh().guarded_invoke(&settings) {
             v1::Decision::Skip(skipped) => {
                 let output = format!("{skipped:?} {}", skipped.text);
                 assert!(!output.contains(sentinel) && !output.contains("SharedKey"), "{output}");
@@ -123,7 +123,7 @@ fn no_key_or_signature_leaks_through_faults_retries_or_the_board() {
             v1::Decision::Run(_) => panic!("ran with a wrong key"),
         }
     }
-    let error = fresh().inspect_v1(&Lock {
+    let error = fresh().inspect(&Lock {
         connection_string: "AccountName=abc;AccountKey=SENTINEL!".into(),
         container: "abc".into(),
         blob: "x".into(),

@@ -60,7 +60,7 @@ impl Real {
 
     fn run(&self, holder: &str) -> Granted {
         let mut instance = fresh();
-        match instance.guarded_invoke_v1(&self.settings(holder)) {
+        match instance.guarded_invoke(&self.settings(holder)) {
             Decision::Run(run) => {
                 let fencing_token = instance.run_details(run).fencing_token;
                 Granted { instance, run, fencing_token }
@@ -99,7 +99,7 @@ fn a_stale_run_is_refused_after_a_takeover_wrote() {
     assert_ne!(again.etag, written.etag);
 
     // The first run pauses; its lease is broken and a takeover is granted a newer token.
-    fresh().break_lease_v1(&real.lock, Some(0)).unwrap();
+    fresh().break_lease(&real.lock, Some(0)).unwrap();
     let mut second = real.run("b");
     assert!(second.fencing_token > first.fencing_token);
     let newer = second.write(RESULT, &contents("b1")).unwrap();
@@ -117,12 +117,12 @@ fn a_stale_run_is_refused_after_a_takeover_wrote() {
     assert_eq!(trips, 1);
 
     let settings = real.settings("reader");
-    let (read, trips) = real.counted(|| fresh().read_fenced_v1(&settings, RESULT).unwrap());
+    let (read, trips) = real.counted(|| fresh().read_fenced(&settings, RESULT).unwrap());
     let read = read.expect("the data is there");
     assert_eq!(trips, 1);
     assert_eq!(read.contents, contents("b1"));
     assert_eq!((read.fencing_token, read.etag), (second.fencing_token, newer.etag));
-    assert!(fresh().read_fenced_v1(&settings, "results/none").unwrap().is_none());
+    assert!(fresh().read_fenced(&settings, "results/none").unwrap().is_none());
 }
 
 fn bad_writes_are_refused_before_anything_is_sent() {
@@ -151,7 +151,7 @@ fn bad_writes_are_refused_before_anything_is_sent() {
     std::thread::spawn(move || {
         let largest = vec![7u8; 4 * 1024 * 1024];
         let written = granted.write(RESULT, &largest);
-        let read = fresh().read_fenced_v1(&settings, RESULT);
+        let read = fresh().read_fenced(&settings, RESULT);
         let _ = done.send((written.map(|w| w.fencing_token), read.map(|r| r.map(|d| d.contents))));
     });
     let (written, read) = finished.recv_timeout(Duration::from_secs(60)).expect("in a minute");

@@ -48,7 +48,7 @@ fn board_and_claim_page_through_hundreds_of_locks() {
         }
         let mut worker = fresh();
         let claimed =
-            worker.claim_v1(&settings(&connection_string, &container, "w1"), &items, 50).unwrap();
+            worker.claim(&settings(&connection_string, &container, "w1"), &items, 50).unwrap();
         assert!(claimed.stopped.is_none(), "{:?}", claimed.stopped);
         assert!(!claimed.runs.is_empty(), "claim made no progress at {}", granted.len());
         for run in claimed.runs {
@@ -59,7 +59,7 @@ fn board_and_claim_page_through_hundreds_of_locks() {
     assert_eq!(granted.len(), count);
 
     let before = proxy.requests();
-    let board = fresh().board_v1(&settings(&connection_string, &container, "w1")).unwrap().locks;
+    let board = fresh().board(&settings(&connection_string, &container, "w1")).unwrap().locks;
     let listings = proxy.requests() - before;
     let names: BTreeSet<&str> = board.iter().map(|e| e.name.as_str()).collect();
     let missing: Vec<&String> = items.iter().filter(|i| !names.contains(i.as_str())).collect();
@@ -74,8 +74,7 @@ fn board_and_claim_page_through_hundreds_of_locks() {
     assert_eq!(listings as usize, count.div_ceil(PAGE), "one listing per page of {PAGE}");
 
     // Everything is held and ran for its due time: a second worker is granted nothing.
-    let again =
-        fresh().claim_v1(&settings(&connection_string, &container, "w2"), &items, 10).unwrap();
+    let again = fresh().claim(&settings(&connection_string, &container, "w2"), &items, 10).unwrap();
     assert!(again.runs.is_empty(), "{} granted again", again.runs.len());
 }
 
@@ -132,7 +131,7 @@ fn an_answer_longer_than_the_cap_is_an_error_not_a_shorter_board() {
     for chunked in [false, true] {
         let port = oversized_listing_server(chunked);
         let connection_string = connection_string_for_port(port, EMULATOR_KEY_B64);
-        match fresh().board_v1(&settings(&connection_string, "big", "w1")) {
+        match fresh().board(&settings(&connection_string, "big", "w1")) {
             Err(v1::Error::Transport(detail)) => {
                 assert!(detail.contains("longer than the 8 MiB"), "{detail}");
                 assert!(detail.contains("request id big"), "{detail}");

@@ -62,7 +62,7 @@ pub fn run_elsewhere(container: &str, lock: &str, outcome: Outcome) {
     let next = traffic_cop_testbed::unix_secs() + 1;
     traffic_cop_testbed::sleep_until_unix(next, 100);
     let mut instance = fresh();
-    match instance.guarded_invoke_v1(&settings) {
+    match instance.guarded_invoke(&settings) {
         Decision::Run(run) => {
             let finished = instance.run_complete(run, &outcome);
             assert!(finished.error.is_none(), "{finished:?}");
@@ -213,7 +213,7 @@ fn routes_are_exact_and_need_the_board_token_when_it_is_set() {
     assert_eq!(refused.status, 403, "{}", refused.body);
     // A container nothing created is an empty board.
     let settings = v1::settings(&Azurite::shared().connection_string(), &container, LOCK, "web-0");
-    let board = fresh().board_v1(&settings).expect("a board");
+    let board = fresh().board(&settings).expect("a board");
     assert!(board.locks.is_empty(), "no refused request touched a lock: {board:?}");
 }
 

@@ -49,7 +49,7 @@ fn new_settings(lock: &Lock) -> v1::Settings {
 /// This build's run, completed on the instance that granted it: (token, due time).
 fn new_run(lock: &Lock, work: Duration) -> Result<(u64, u64), String> {
     let mut instance = fresh();
-    match instance.guarded_invoke_v1(&new_settings(lock)) {
+    match instance.guarded_invoke(&new_settings(lock)) {
         Decision::Run(run) => {
             let details = instance.run_details(run);
             std::thread::sleep(work);
@@ -74,7 +74,7 @@ fn old_lock(lock: &Lock) -> old_build::Lock {
 
 fn metadata(lock: &Lock) -> BTreeMap<String, String> {
     // A lock not yet created has no record.
-    fresh().inspect_v1(lock).map(|s| s.metadata.into_iter().collect()).unwrap_or_default()
+    fresh().inspect(lock).map(|s| s.metadata.into_iter().collect()).unwrap_or_default()
 }
 
 /// Who ran one due time, with which token.
@@ -170,7 +170,7 @@ fn old_and_new_builds_on_one_lock_keep_one_run_per_due_time_and_each_others_reco
     loop {
         let due_ms = next_due();
         let mut instance = fresh();
-        match instance.guarded_invoke_v1(&new_settings(&shared)) {
+        match instance.guarded_invoke(&new_settings(&shared)) {
             Decision::Run(run) => {
                 let details = instance.run_details(run);
                 assert!(now_ms() + 1000 >= expiry_ms, "took over before the lease expired");
@@ -192,7 +192,7 @@ fn old_and_new_builds_on_one_lock_keep_one_run_per_due_time_and_each_others_reco
     // This build's history lists every run of the fleet: its own, the old build's completed
     // ones (added at its next grant) and the abandoned one; the totals count them.
     let settings = v1::Settings { lock: None, ..new_settings(&shared) };
-    let board = fresh().board_v1(&settings).unwrap();
+    let board = fresh().board(&settings).unwrap();
     let entry = board.locks.iter().find(|e| e.name == "rolling").expect("the lock on the board");
     let mut history: Vec<(u64, String)> = entry
         .history

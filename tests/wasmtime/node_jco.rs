@@ -121,7 +121,7 @@ fn node_example_acquires_guards_and_completes_through_the_transpiled_component()
         container: container.clone(),
         blob: blob.into(),
     };
-    let status = inspector.inspect_v1(&lock("nightly")).expect("inspect the guarded lock");
+    let status = inspector.inspect(&lock("nightly")).expect("inspect the guarded lock");
     assert!(
         matches!(status.state, v1::lease::LeaseState::Available),
         "complete released the lease: {status:?}"
@@ -132,11 +132,11 @@ fn node_example_acquires_guards_and_completes_through_the_transpiled_component()
     assert_eq!(meta("tc_fence"), Some("2"), "run record: {status:?}");
     assert_eq!(meta("tc_holder"), Some(holder), "run record: {status:?}");
     assert_eq!(meta("tc_running"), Some("false"), "run record: {status:?}");
-    let raw = fresh().inspect_v1(&lock("nightly-raw")).expect("inspect the raw lock");
+    let raw = fresh().inspect(&lock("nightly-raw")).expect("inspect the raw lock");
     assert!(matches!(raw.state, v1::lease::LeaseState::Available), "release: {raw:?}");
     let settings = v1::settings(&connection_string, &container, "nightly", holder);
     let result = fresh()
-        .read_fenced_v1(&settings, "nightly-result")
+        .read_fenced(&settings, "nightly-result")
         .expect("read the fenced result")
         .expect("the example wrote nightly-result");
     assert_eq!(result.fencing_token, 1);

@@ -55,7 +55,7 @@ impl Job {
     }
 
     fn entry(&self) -> v1::BoardEntry {
-        let mut board = fresh().board_v1(&self.settings).unwrap();
+        let mut board = fresh().board(&self.settings).unwrap();
         assert_eq!(board.locks.len(), 1, "{board:?}");
         board.locks.pop().unwrap()
     }
@@ -73,7 +73,7 @@ fn signals_past_due_skips_too_late_and_shows_next_due(
     drop(fresh());
     let due = wait_for_due(job.phase, 200);
     let mut instance = fresh();
-    let run = match instance.guarded_invoke_v1(&job.with_deadline(None)) {
+    let run = match instance.guarded_invoke(&job.with_deadline(None)) {
         Decision::Run(run) => run,
         Decision::Skip(skipped) => panic!("expected a run, got {skipped:?}"),
     };
@@ -97,7 +97,7 @@ fn signals_past_due_skips_too_late_and_shows_next_due(
     // The next due time, two seconds late against a one-second deadline: too late.
     let late_due = wait_for_due(job.phase, 2_000);
     assert_eq!(late_due, next);
-    match fresh().guarded_invoke_v1(&job.with_deadline(Some(1))) {
+    match fresh().guarded_invoke(&job.with_deadline(Some(1))) {
         Decision::Skip(v1::Skipped { reason: SkipReason::TooLate(late), text }) => {
             assert_eq!((late.due_at_ms, late.next_due_ms), (next, next + INTERVAL * 1000));
             assert!((2_000..3_000).contains(&late.late_by_ms), "{late:?}");
@@ -112,7 +112,7 @@ fn signals_past_due_skips_too_late_and_shows_next_due(
     assert_eq!(entry.overdue, overdue_when_late, "{entry:?}");
     // Without the deadline the same late tick catches up, and says it ran late.
     let mut instance = fresh();
-    match instance.guarded_invoke_v1(&job.with_deadline(None)) {
+    match instance.guarded_invoke(&job.with_deadline(None)) {
         Decision::Run(run) => {
             let past_due = instance.run_details(run).past_due;
             assert_eq!(past_due.due_at_ms, next);

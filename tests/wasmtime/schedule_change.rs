@@ -43,7 +43,7 @@ fn a_schedule_changed_in_the_afternoon_does_not_run_this_mornings_due_time() {
         // A second ahead: `Date` has whole seconds, so it reads `at` or the second after.
         clock.set(UNIX_EPOCH + Duration::from_secs(at) + Duration::from_millis(1_000));
         let mut instance = fresh();
-        match instance.guarded_invoke_v1(settings) {
+        match instance.guarded_invoke(settings) {
             Decision::Run(run) => {
                 let details = instance.run_details(run);
                 let finished = instance.run_complete(run, &Outcome::Success(String::new()));

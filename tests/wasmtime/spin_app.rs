@@ -44,7 +44,7 @@ fn variables(container: &str, holder: &str) -> BTreeMap<String, String> {
 fn board(container: &str) -> Vec<v1::BoardEntry> {
     let connection_string = Azurite::shared().connection_string();
     let settings = v1::settings(&connection_string, container, "nightly-cleanup", "test-host");
-    fresh().board_v1(&settings).unwrap().locks
+    fresh().board(&settings).unwrap().locks
 }
 
 fn the_manifest_matches_the_build() {

@@ -22,7 +22,7 @@ fn an_answer_ready_at_the_deadline_is_kept_not_dropped() {
     // would keep its answer. So calls go on until a few answers were kept, within a bound.
     let (mut answered, mut late) = (0, 0);
     for call in 0..MAX_CALLS {
-        match staged::at_the_deadline().inspect_v1(&lock) {
+        match staged::at_the_deadline().inspect(&lock) {
             Ok(status) => {
                 assert!(!status.locked);
                 answered += 1;

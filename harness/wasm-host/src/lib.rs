@@ -8,7 +8,7 @@ pub mod apps;
 mod apps_kv;
 pub mod chaos;
 pub mod component;
-mod component_v1;
+mod component_calls;
 pub mod old_build;
 pub mod outbound;
 pub mod soak;

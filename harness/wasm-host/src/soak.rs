@@ -139,7 +139,7 @@ pub fn run(config: &SoakConfig) -> SoakReport {
                             ..v1::settings(&connection_string, &config.container, &name, &holder)
                         };
                         let mut instance = fresh();
-                        let decision = instance.guarded_invoke_v1(&settings);
+                        let decision = instance.guarded_invoke(&settings);
                         let started = epoch.elapsed();
                         let mut tally = report.lock().unwrap();
                         tally.decisions += 1;

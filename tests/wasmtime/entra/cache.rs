@@ -13,8 +13,8 @@ use traffic_cop_wasm_host::component::v1::lease::{AccessToken, LeaseDuration, Lo
 /// A lock that ran in this interval, so the next guarded invoke is a follower's.
 fn ran_lock(env: &Env, source: Source) -> Lock {
     let job = lock(env, env.connection_string(source), "kept");
-    let grant = fresh().acquire_v1(&job, LeaseDuration::Fixed(15), None).expect("acquire");
-    fresh().release_v1(&job, &grant.lease_id).expect("release");
+    let grant = fresh().acquire(&job, LeaseDuration::Fixed(15), None).expect("acquire");
+    fresh().release(&job, &grant.lease_id).expect("release");
     align();
     let finished = leader_run(&job);
     assert!(finished.error.is_none(), "complete: {}", finished.text);
@@ -26,8 +26,7 @@ fn with_a_kept_token_a_follower_decides_in_one_storage_round_trip_and_no_token_r
         let env = Env::new();
         let job = ran_lock(&env, source);
         // The kept token is the one get-token hands out: one token request.
-        let (kept, (storage, tokens)) =
-            trips(&env, || fresh().get_token_v1(&job.connection_string));
+        let (kept, (storage, tokens)) = trips(&env, || fresh().get_token(&job.connection_string));
         let AccessToken { token, expires_on } = kept.expect("get-token");
         assert_eq!((storage, tokens), (0, 1), "{source:?} get-token");
         let now = traffic_cop_testbed::unix_secs();
@@ -43,7 +42,7 @@ fn with_a_kept_token_a_follower_decides_in_one_storage_round_trip_and_no_token_r
             "kept",
         );
         let (decision, (storage, tokens)) =
-            trips(&env, || fresh().guarded_invoke_v1(&settings(&kept, "follower")));
+            trips(&env, || fresh().guarded_invoke(&settings(&kept, "follower")));
         assert!(already_ran(&decision), "{decision:?}");
         eprintln!("{source:?} follower tick with a kept token: {storage} storage + {tokens} token");
         assert_eq!((storage, tokens), (1, 0), "{source:?}");
@@ -56,7 +55,7 @@ fn with_a_kept_token_a_follower_decides_in_one_storage_round_trip_and_no_token_r
             "kept",
         );
         let (decision, (storage, tokens)) =
-            trips(&env, || fresh().guarded_invoke_v1(&settings(&stale, "follower")));
+            trips(&env, || fresh().guarded_invoke(&settings(&stale, "follower")));
         assert!(already_ran(&decision), "{decision:?}");
         assert_eq!((storage, tokens), (1, 1), "{source:?} with a token about to expire");
     }
@@ -67,7 +66,7 @@ fn get_token_reuses_a_kept_token_and_refuses_what_it_cannot_use() {
     let (token, expires_on) = env.token(3600);
     let source = env.connection_string(Source::WorkloadIdentity);
     let kept = format!("{source};AccessToken={token};AccessTokenExpiresOn={expires_on}");
-    let (again, trips) = trips(&env, || fresh().get_token_v1(&kept));
+    let (again, trips) = trips(&env, || fresh().get_token(&kept));
     assert_eq!(trips, (0, 0), "a kept token with an hour left is handed back as is");
     let again = again.expect("get-token");
     assert_eq!((again.token.as_str(), again.expires_on), (token.as_str(), expires_on));
@@ -75,10 +74,10 @@ fn get_token_reuses_a_kept_token_and_refuses_what_it_cannot_use() {
         env.azurite_port,
         traffic_cop_testbed::EMULATOR_KEY_B64,
     );
-    let error = fresh().get_token_v1(&shared_key).expect_err("no token source");
+    let error = fresh().get_token(&shared_key).expect_err("no token source");
     assert!(matches!(error, v1::Error::InvalidConfig(_)), "{error:?}");
     let wrong = source.replace(ASSERTION, "eyJ0.SENTINEL-FEDERATED-ASSERTION-bad.c2ln");
-    let error = fresh().get_token_v1(&wrong).expect_err("refused");
+    let error = fresh().get_token(&wrong).expect_err("refused");
     assert!(matches!(error, v1::Error::Unauthorized(_)), "{error:?}");
     assert!(format!("{error:?}").contains("AADSTS700211"), "{error:?}");
     assert_no_secret(&format!("{error:?}"));
@@ -88,11 +87,11 @@ fn get_token_reuses_a_kept_token_and_refuses_what_it_cannot_use() {
 fn with_a_kept_token_a_leader_run_asks_for_no_token() {
     let env = Env::new();
     let source = env.connection_string(Source::ClientSecret);
-    let AccessToken { token, expires_on } = fresh().get_token_v1(&source).expect("get-token");
+    let AccessToken { token, expires_on } = fresh().get_token(&source).expect("get-token");
     let kept = format!("{source};AccessToken={token};AccessTokenExpiresOn={expires_on}");
     let job = lock(&env, kept, "kept-leader");
-    let grant = fresh().acquire_v1(&job, LeaseDuration::Fixed(15), None).expect("acquire");
-    fresh().release_v1(&job, &grant.lease_id).expect("release");
+    let grant = fresh().acquire(&job, LeaseDuration::Fixed(15), None).expect("acquire");
+    fresh().release(&job, &grant.lease_id).expect("release");
     align();
     let (done, (storage, tokens)) = trips(&env, || leader_run(&job));
     assert!(done.error.is_none(), "complete: {}", done.text);

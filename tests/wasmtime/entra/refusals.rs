@@ -14,7 +14,7 @@ use traffic_cop_wasm_host::component::v1::Error;
 /// acquire's error, checked for sentinels in its Debug text.
 fn refused(env: &Env, connection_string: String) -> Error {
     let lock = lock(env, connection_string, "refused");
-    let error = fresh().acquire_v1(&lock, LeaseDuration::Fixed(15), None).expect_err("refused");
+    let error = fresh().acquire(&lock, LeaseDuration::Fixed(15), None).expect_err("refused");
     assert_no_secret(&format!("{error:?}"));
     error
 }
@@ -103,7 +103,7 @@ fn a_missing_data_role_is_unauthorized_naming_the_role_needed() {
         &format!("BlobEndpoint={};AccountName=devstoreaccount1", env.idp.no_role_blob_endpoint()),
     );
     let lock = lock(&env, no_role, "no-role");
-    let error = fresh().acquire_v1(&lock, LeaseDuration::Fixed(15), None).expect_err("no role");
+    let error = fresh().acquire(&lock, LeaseDuration::Fixed(15), None).expect_err("no role");
     assert_no_secret(&format!("{error:?}"));
     unauthorized_saying(
         &error,

@@ -26,7 +26,7 @@ pub fn settings(lock: &Lock, holder: &str) -> v1::Settings {
 /// A leader run on one instance: granted, then completed there. Its `finished`.
 pub fn leader_run(lock: &Lock) -> v1::Finished {
     let mut instance = fresh();
-    match instance.guarded_invoke_v1(&settings(lock, "leader")) {
+    match instance.guarded_invoke(&settings(lock, "leader")) {
         Decision::Run(run) => instance.run_complete(run, &Outcome::Success(String::new())),
         Decision::Skip(skipped) => panic!("no leader run: {}", skipped.text),
     }
@@ -72,15 +72,13 @@ fn exercise(source: Source) -> Row {
     // on an existing lock, as on every tick but the first.
     let job = lock(&env, conn, "job");
     let grant = fresh()
-        .acquire_v1(&job, LeaseDuration::Fixed(15), None)
+        .acquire(&job, LeaseDuration::Fixed(15), None)
         .unwrap_or_else(|e| panic!("{source:?} acquire: {e:?}"));
-    fresh()
-        .release_v1(&job, &grant.lease_id)
-        .unwrap_or_else(|e| panic!("{source:?} release: {e:?}"));
+    fresh().release(&job, &grant.lease_id).unwrap_or_else(|e| panic!("{source:?} release: {e:?}"));
     align();
     let (done, leader) = trips(&env, || leader_run(&job));
     assert!(done.error.is_none(), "{source:?} complete: {}", done.text);
-    let (skip, follower) = trips(&env, || fresh().guarded_invoke_v1(&settings(&job, "follower")));
+    let (skip, follower) = trips(&env, || fresh().guarded_invoke(&settings(&job, "follower")));
     assert!(already_ran(&skip), "{source:?} follower: {skip:?}");
     let sent = outbound::sent(&format!("/devstoreaccount1/{}", env.container));
     assert!(!sent.is_empty());

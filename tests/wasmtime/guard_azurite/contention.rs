@@ -57,7 +57,7 @@ fn eight_contenders_over_fifty_ticks_with_crashes_never_double_run() {
                     std::thread::sleep(Duration::from_millis(at.saturating_sub(now_ms())));
                     let settings = location.settings("contended", &format!("c{contender}"), 1);
                     let mut instance = fresh();
-                    match instance.guarded_invoke_v1(&settings) {
+                    match instance.guarded_invoke(&settings) {
                         Decision::Run(run) => {
                             let details = instance.run_details(run);
                             // The fifth run, and about one in fifteen others, "crashes" (at most
@@ -159,7 +159,7 @@ fn four_workers_claiming_twenty_items_cover_each_item_once_per_interval() {
                     let settings =
                         location.container_settings(&format!("w{worker}"), INTERVAL_SECONDS);
                     let mut instance = fresh();
-                    let claimed = instance.claim_v1(&settings, &items, 8).expect("claim succeeds");
+                    let claimed = instance.claim(&settings, &items, 8).expect("claim succeeds");
                     assert!(claimed.stopped.is_none(), "{:?}", claimed.stopped);
                     for run in claimed.runs {
                         let details = instance.run_details(run);

@@ -44,7 +44,7 @@ fn bad_guard_input_is_a_typed_error_without_a_trap() {
         ("lock", settings("../x", "x")),
     ];
     for (variable, settings) in bad {
-        match fresh().guarded_invoke_v1(&settings) {
+        match fresh().guarded_invoke(&settings) {
             Decision::Skip(v1::Skipped {
                 reason: SkipReason::Error(v1::Error::BadSetting(bad)),
                 ..
@@ -57,17 +57,17 @@ fn bad_guard_input_is_a_typed_error_without_a_trap() {
         ..world.location.container_settings("x", 60)
     };
     assert!(matches!(
-        fresh().board_v1(&bogus),
+        fresh().board(&bogus),
         Err(v1::Error::BadSetting(bad)) if bad.variable == "connection_string"
     ));
     let claim = world.location.container_settings("x", 60);
     assert!(matches!(
-        fresh().claim_v1(&claim, &["a/../b".into()], 1),
+        fresh().claim(&claim, &["a/../b".into()], 1),
         Err(v1::Error::InvalidArgument(_))
     ));
     assert_eq!(world.requests(), 0);
     assert!(
-        fresh().board_v1(&claim).unwrap().locks.is_empty(),
+        fresh().board(&claim).unwrap().locks.is_empty(),
         "a container never used is an empty board"
     );
 }

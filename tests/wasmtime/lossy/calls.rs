@@ -128,7 +128,7 @@ pub fn settings(lock: &Lock, holder: &str) -> v1::Settings {
 }
 
 fn run(instance: &mut Instance, lock: &Lock, holder: &str) -> ResourceAny {
-    match instance.guarded_invoke_v1(&settings(lock, holder)) {
+    match instance.guarded_invoke(&settings(lock, holder)) {
         Decision::Run(run) => run,
         Decision::Skip(skipped) => panic!("setup: expected a run, got {skipped:?}"),
     }
@@ -144,11 +144,11 @@ fn completed(instance: &mut Instance, run: ResourceAny) {
 /// run stays in the component, so a lock a run holds is seeded before its grant, whose record
 /// write must keep the key.
 fn seed_newer(lock: &Lock) {
-    let grant = fresh().acquire_v1(lock, LeaseDuration::Fixed(15), None).unwrap();
-    let mut metadata = fresh().inspect_v1(lock).unwrap().metadata;
+    let grant = fresh().acquire(lock, LeaseDuration::Fixed(15), None).unwrap();
+    let mut metadata = fresh().inspect(lock).unwrap().metadata;
     metadata.push((NEWER.0.into(), NEWER.1.into()));
     crate::wasmtime::lossy::set_metadata(lock, &metadata, &grant.lease_id);
-    fresh().release_v1(lock, &grant.lease_id).unwrap();
+    fresh().release(lock, &grant.lease_id).unwrap();
 }
 
 pub fn setup(case: &mut Case, call: Call) {
@@ -173,7 +173,7 @@ pub fn setup(case: &mut Case, call: Call) {
             // Dropped without complete: the run stays open.
             crashed.drop_run(open);
             // Its lease broken, as if it had run out, without waiting 15 s.
-            fresh().break_lease_v1(&lock, Some(0)).unwrap();
+            fresh().break_lease(&lock, Some(0)).unwrap();
         }
         Call::FirstUse => {}
         Call::KeepAlive | Call::Complete | Call::WriteFenced => {
@@ -192,16 +192,16 @@ pub fn setup(case: &mut Case, call: Call) {
             completed(&mut writer, granted);
         }
         Call::Acquire => {
-            fresh().acquire_v1(&lock, LeaseDuration::Fixed(15), None).ok();
-            let status = fresh().inspect_v1(&lock).unwrap();
+            fresh().acquire(&lock, LeaseDuration::Fixed(15), None).ok();
+            let status = fresh().inspect(&lock).unwrap();
             assert!(status.locked);
-            fresh().break_lease_v1(&lock, Some(0)).unwrap();
+            fresh().break_lease(&lock, Some(0)).unwrap();
         }
         Call::Renew | Call::Change | Call::Release => {
-            fresh().acquire_v1(&lock, LeaseDuration::Fixed(15), Some(ID)).unwrap();
+            fresh().acquire(&lock, LeaseDuration::Fixed(15), Some(ID)).unwrap();
         }
         Call::Break => {
-            fresh().acquire_v1(&lock, LeaseDuration::Fixed(15), None).unwrap();
+            fresh().acquire(&lock, LeaseDuration::Fixed(15), None).unwrap();
         }
     }
 }
@@ -212,21 +212,21 @@ pub fn perform(case: &mut Case, call: Call) -> Done {
     let run = || case.run.expect("the setup granted a run");
     match call {
         Call::Follower | Call::Leader | Call::FirstUse | Call::Takeover => {
-            Done::Decision(instance.guarded_invoke_v1(&settings(lock, "caller")))
+            Done::Decision(instance.guarded_invoke(&settings(lock, "caller")))
         }
-        Call::Claim => Done::Claimed(instance.claim_v1(
+        Call::Claim => Done::Claimed(instance.claim(
             &settings(lock, "caller"),
             std::slice::from_ref(&lock.blob),
             1,
         )),
-        Call::Board => Done::Other(instance.board_v1(&settings(lock, "caller")).map(drop)),
+        Call::Board => Done::Other(instance.board(&settings(lock, "caller")).map(drop)),
         Call::KeepAlive => Done::KeptAlive(instance.run_keep_alive(run())),
         Call::Complete => {
             Done::Completed(instance.run_complete(run(), &Outcome::Success(String::new())))
         }
         Call::WriteFenced => Done::Wrote(instance.run_write_fenced(run(), DATA, b"after")),
         Call::ReadFenced => {
-            Done::Other(match instance.read_fenced_v1(&settings(lock, "caller"), DATA) {
+            Done::Other(match instance.read_fenced(&settings(lock, "caller"), DATA) {
                 Ok(Some(data)) => {
                     assert_eq!(data.contents, b"stored", "read-fenced read what was stored");
                     Ok(())
@@ -235,14 +235,12 @@ pub fn perform(case: &mut Case, call: Call) -> Done {
                 Err(error) => Err(error),
             })
         }
-        Call::Acquire => {
-            Done::Granted(instance.acquire_v1(lock, LeaseDuration::Fixed(15), Some(ID)))
-        }
-        Call::Renew => Done::Granted(instance.renew_v1(lock, ID)),
-        Call::Change => Done::Granted(instance.change_v1(lock, ID, CHANGED)),
-        Call::Release => Done::Other(instance.release_v1(lock, ID)),
-        Call::Break => Done::Other(instance.break_lease_v1(lock, Some(0)).map(drop)),
-        Call::Inspect => Done::Looked(instance.inspect_v1(lock)),
+        Call::Acquire => Done::Granted(instance.acquire(lock, LeaseDuration::Fixed(15), Some(ID))),
+        Call::Renew => Done::Granted(instance.renew(lock, ID)),
+        Call::Change => Done::Granted(instance.change(lock, ID, CHANGED)),
+        Call::Release => Done::Other(instance.release(lock, ID)),
+        Call::Break => Done::Other(instance.break_lease(lock, Some(0)).map(drop)),
+        Call::Inspect => Done::Looked(instance.inspect(lock)),
     }
 }
 

@@ -48,12 +48,12 @@ pub fn set_metadata(lock: &Lock, metadata: &[(String, String)], lease_id: &str) 
 }
 
 fn record(lock: &Lock) -> Option<RunRecord> {
-    fresh().inspect_v1(lock).ok().map(|s| RunRecord::from_metadata(&s.metadata))
+    fresh().inspect(lock).ok().map(|s| RunRecord::from_metadata(&s.metadata))
 }
 
 /// Whether `id` holds the lock now (a renew with it succeeds; it renews, which is harmless).
 fn holds(lock: &Lock, id: &str) -> bool {
-    fresh().renew_v1(lock, id).is_ok()
+    fresh().renew(lock, id).is_ok()
 }
 
 /// Whether `run` (on `instance`, which granted it) holds its lease now: its keep-alive
@@ -170,7 +170,7 @@ fn one_case(call: Call, fault: Fault) -> Vec<String> {
             }
         },
         Done::Wrote(result) => {
-            let stored = fresh().read_fenced_v1(&calls::settings(&direct, "judge"), DATA).unwrap();
+            let stored = fresh().read_fenced(&calls::settings(&direct, "judge"), DATA).unwrap();
             let wrote = stored.is_some_and(|d| d.contents == b"after");
             match result {
                 Ok(_) if !wrote => wrong.push("write-fenced said ok, the data is not there".into()),
@@ -192,9 +192,7 @@ fn one_case(call: Call, fault: Fault) -> Vec<String> {
         }
         Done::Other(Err(v1::Error::Transport(_))) if call == Call::Break => owned_up = true,
         Done::Other(Err(_)) if call == Call::Release => allowed.push(ID.into()),
-        Done::Looked(Ok(status))
-            if status.locked != fresh().inspect_v1(&direct).unwrap().locked =>
-        {
+        Done::Looked(Ok(status)) if status.locked != fresh().inspect(&direct).unwrap().locked => {
             wrong.push("inspect disagrees with Azurite".into())
         }
         _ => {}
@@ -202,7 +200,7 @@ fn one_case(call: Call, fault: Fault) -> Vec<String> {
     if call == Call::Renew || call == Call::Change {
         allowed.extend([ID.to_string(), CHANGED.to_string()]);
     }
-    let locked = fresh().inspect_v1(&direct).is_ok_and(|s| s.locked);
+    let locked = fresh().inspect(&direct).is_ok_and(|s| s.locked);
     if locked && !owned_up {
         let owner = allowed.iter().any(|id| holds(&direct, id))
             || runs.iter().any(|run| run_holds(&mut case.instance, *run))

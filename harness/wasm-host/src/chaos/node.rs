@@ -197,13 +197,13 @@ fn settings(config: &ChaosConfig) -> v1::Settings {
 
 /// The job's lock as the board shows it.
 pub fn lock_entry(config: &ChaosConfig) -> Option<v1::BoardEntry> {
-    fresh().board_v1(&settings(config)).ok()?.locks.into_iter().find(|e| e.name == LOCK)
+    fresh().board(&settings(config)).ok()?.locks.into_iter().find(|e| e.name == LOCK)
 }
 
 /// The fenced result blob, read back with `read-fenced`.
 pub fn read_store(config: &ChaosConfig) -> Option<Store> {
     let name = format!("{RESULT_PREFIX}{LOCK}");
-    let data = fresh().read_fenced_v1(&settings(config), &name).expect("read-fenced")?;
+    let data = fresh().read_fenced(&settings(config), &name).expect("read-fenced")?;
     Some(Store {
         fencing_token: data.fencing_token,
         history: super::parse_history(&String::from_utf8_lossy(&data.contents)),

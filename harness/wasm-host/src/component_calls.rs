@@ -1,11 +1,11 @@
-//! traffic-cop:lease@1.0.0, through the same instances as the older calls (component.rs). A
+//! traffic-cop:lease@1.0.0, each method one exported call on the instance (component.rs). A
 //! granted run is a resource of the instance that granted it: its calls go to that instance.
 
 use crate::component::{v1, Instance};
 use wasmtime::component::ResourceAny;
 
 impl Instance {
-    pub fn guarded_invoke_v1(&mut self, settings: &v1::Settings) -> v1::Decision {
+    pub fn guarded_invoke(&mut self, settings: &v1::Settings) -> v1::Decision {
         let guard = self.provider.traffic_cop_lease1_0_0_guard();
         guard.call_guarded_invoke(&mut self.store, settings).expect("no trap")
     }
@@ -38,7 +38,7 @@ impl Instance {
     pub fn drop_run(&mut self, run: ResourceAny) {
         run.resource_drop(&mut self.store).expect("no trap");
     }
-    pub fn claim_v1(
+    pub fn claim(
         &mut self,
         settings: &v1::Settings,
         items: &[String],
@@ -47,11 +47,11 @@ impl Instance {
         let guard = self.provider.traffic_cop_lease1_0_0_guard();
         guard.call_claim(&mut self.store, settings, items, max).expect("no trap")
     }
-    pub fn board_v1(&mut self, settings: &v1::Settings) -> Result<v1::StatusBoard, v1::Error> {
+    pub fn board(&mut self, settings: &v1::Settings) -> Result<v1::StatusBoard, v1::Error> {
         let guard = self.provider.traffic_cop_lease1_0_0_guard();
         guard.call_board(&mut self.store, settings).expect("no trap")
     }
-    pub fn read_fenced_v1(
+    pub fn read_fenced(
         &mut self,
         settings: &v1::Settings,
         name: &str,
@@ -59,7 +59,7 @@ impl Instance {
         let guard = self.provider.traffic_cop_lease1_0_0_guard();
         guard.call_read_fenced(&mut self.store, settings, name).expect("no trap")
     }
-    pub fn pause_v1(
+    pub fn pause(
         &mut self,
         settings: &v1::Settings,
         by: &str,
@@ -69,7 +69,7 @@ impl Instance {
         let guard = self.provider.traffic_cop_lease1_0_0_guard();
         guard.call_pause(&mut self.store, settings, by, reason, drain_ms).expect("no trap")
     }
-    pub fn resume_v1(
+    pub fn resume(
         &mut self,
         settings: &v1::Settings,
         by: &str,
@@ -77,7 +77,7 @@ impl Instance {
         let guard = self.provider.traffic_cop_lease1_0_0_guard();
         guard.call_resume(&mut self.store, settings, by).expect("no trap")
     }
-    pub fn run_now_v1(
+    pub fn run_now(
         &mut self,
         settings: &v1::Settings,
         by: &str,
@@ -85,7 +85,7 @@ impl Instance {
         let guard = self.provider.traffic_cop_lease1_0_0_guard();
         guard.call_run_now(&mut self.store, settings, by).expect("no trap")
     }
-    pub fn check_settings_v1(
+    pub fn check_settings(
         &mut self,
         settings: &v1::Settings,
         count: u32,
@@ -94,7 +94,7 @@ impl Instance {
         let guard = self.provider.traffic_cop_lease1_0_0_guard();
         guard.call_check_settings(&mut self.store, settings, count, reach_storage).expect("no trap")
     }
-    pub fn due_times_v1(
+    pub fn due_times(
         &mut self,
         settings: &v1::Settings,
         after_ms: u64,
@@ -103,11 +103,11 @@ impl Instance {
         let guard = self.provider.traffic_cop_lease1_0_0_guard();
         guard.call_due_times(&mut self.store, settings, after_ms, count).expect("no trap")
     }
-    pub fn error_text_v1(&mut self, error: &v1::Error) -> String {
+    pub fn error_text(&mut self, error: &v1::Error) -> String {
         let guard = self.provider.traffic_cop_lease1_0_0_guard();
         guard.call_error_text(&mut self.store, error).expect("no trap")
     }
-    pub fn acquire_v1(
+    pub fn acquire(
         &mut self,
         lock: &v1::lease::Lock,
         duration: v1::lease::LeaseDuration,
@@ -116,7 +116,7 @@ impl Instance {
         let lease = self.provider.traffic_cop_lease1_0_0_lease();
         lease.call_acquire(&mut self.store, lock, duration, id).expect("no trap")
     }
-    pub fn renew_v1(
+    pub fn renew(
         &mut self,
         lock: &v1::lease::Lock,
         id: &str,
@@ -124,7 +124,7 @@ impl Instance {
         let lease = self.provider.traffic_cop_lease1_0_0_lease();
         lease.call_renew(&mut self.store, lock, id).expect("no trap")
     }
-    pub fn change_v1(
+    pub fn change(
         &mut self,
         lock: &v1::lease::Lock,
         id: &str,
@@ -133,11 +133,11 @@ impl Instance {
         let lease = self.provider.traffic_cop_lease1_0_0_lease();
         lease.call_change(&mut self.store, lock, id, proposed).expect("no trap")
     }
-    pub fn release_v1(&mut self, lock: &v1::lease::Lock, id: &str) -> Result<(), v1::Error> {
+    pub fn release(&mut self, lock: &v1::lease::Lock, id: &str) -> Result<(), v1::Error> {
         let lease = self.provider.traffic_cop_lease1_0_0_lease();
         lease.call_release(&mut self.store, lock, id).expect("no trap")
     }
-    pub fn break_lease_v1(
+    pub fn break_lease(
         &mut self,
         lock: &v1::lease::Lock,
         period: Option<u32>,
@@ -145,14 +145,11 @@ impl Instance {
         let lease = self.provider.traffic_cop_lease1_0_0_lease();
         lease.call_break_lease(&mut self.store, lock, period).expect("no trap")
     }
-    pub fn inspect_v1(
-        &mut self,
-        lock: &v1::lease::Lock,
-    ) -> Result<v1::lease::LockStatus, v1::Error> {
+    pub fn inspect(&mut self, lock: &v1::lease::Lock) -> Result<v1::lease::LockStatus, v1::Error> {
         let lease = self.provider.traffic_cop_lease1_0_0_lease();
         lease.call_inspect(&mut self.store, lock).expect("no trap")
     }
-    pub fn get_token_v1(
+    pub fn get_token(
         &mut self,
         connection_string: &str,
     ) -> Result<v1::lease::AccessToken, v1::Error> {
