@@ -97,7 +97,7 @@ fn app_manifest(dir: &Path, dependency: &str) -> PathBuf {
 
 fn release(registry: &OciRegistry) -> String {
     let out = Command::new(traffic_cop_testbed::repo_root().join("scripts/release"))
-        .args(["v0.3.0", "--registry", &registry.name(), "--no-build"])
+        .args(["v1.0.0", "--registry", &registry.name(), "--no-build"])
         .output()
         .expect("scripts/release runs");
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -137,7 +137,7 @@ fn a_spin_app_takes_the_component_from_a_registry_and_runs_a_guarded_job() {
     let digest = layer_digest(&released);
     let home = Home::new(&dir.join("home"), Some(&registry.name()));
     let dependency = format!(
-        "{{ version = \"^0.3.0\", package = \"traffic-cop:lease-azure\", registry = \"{}\" }}",
+        "{{ version = \"^1.0.0\", package = \"traffic-cop:lease-azure\", registry = \"{}\" }}",
         registry.name()
     );
     let manifest = app_manifest(&dir.join("app"), &dependency);
@@ -183,15 +183,15 @@ fn a_spin_app_takes_the_component_from_a_registry_and_runs_a_guarded_job() {
     let log = registry.access_log();
     let fetched = |what: &str| log.lines().filter(|l| l.contains(what)).count();
     assert!(fetched("GET /v2/traffic-cop/lease-azure/tags/list") >= 3, "{log}");
-    assert!(fetched("GET /v2/traffic-cop/lease-azure/manifests/0.3.0") >= 3, "{log}");
+    assert!(fetched("GET /v2/traffic-cop/lease-azure/manifests/1.0.0") >= 3, "{log}");
     assert!(fetched(&format!("GET /v2/traffic-cop/lease-azure/blobs/{digest}")) >= 1, "{log}");
 
     // Spin's refusals. A version no release has:
-    let missing = app_manifest(&dir.join("missing"), &dependency.replace("^0.3.0", "^0.9.0"));
+    let missing = app_manifest(&dir.join("missing"), &dependency.replace("^1.0.0", "^2.0.0"));
     let fresh = Home::new(&dir.join("home-missing"), Some(&registry.name()));
     let said = refused(&spin, &data, &missing, &fresh);
     assert!(
-        said.contains("No matching version found for traffic-cop:lease-azure ^0.9.0"),
+        said.contains("No matching version found for traffic-cop:lease-azure ^2.0.0"),
         "{said}"
     );
     // The registry stopped:

@@ -130,8 +130,8 @@ fn spin_reads_the_registry_form_of_the_dependency() {
 
 /// scripts/wit-packages builds both versions with wkg, each with wkg.toml's metadata inside.
 /// Opt-in (`cargo test --test built -- --ignored wkg`), CI included: installing wkg costs
-/// 5 min 27 s of compiling (`scripts/ecosystem-tools --wkg`, measured 2026-11-26), more than
-/// this check is worth on every run.
+/// 5 min 27 s of compiling (`scripts/ecosystem-tools --wkg`), more than this check is worth on
+/// every run.
 fn both_wit_versions_build_as_wkg_packages_with_their_metadata() {
     let root = traffic_cop_testbed::repo_root();
     let wkg = root.join("target/ecosystem-tools/bin/wkg");
@@ -144,17 +144,16 @@ fn both_wit_versions_build_as_wkg_packages_with_their_metadata() {
     assert!(ran.ok(), "scripts/wit-packages {}", ran.said());
     let manifest: toml::Table = toml::from_str(&read("wkg.toml")).unwrap();
     let description = manifest["metadata"]["description"].as_str().unwrap();
-    // Each package names its own interfaces; only 0.2.0 has the 0.2.0 guard and write-fenced.
+    // Each package names its own interfaces: only 0.5.0 has `hold`.
     for (version, present, absent) in [
-        ("0.1.0", "traffic-cop:lease/guard@0.1.0", "traffic-cop:lease/guard@0.2.0"),
-        ("0.2.0", "traffic-cop:lease/guard@0.2.0", "no such interface"),
+        ("1.0.0", "traffic-cop:lease/guard@1.0.0", "traffic-cop:lease/hold@0.5.0"),
+        ("0.5.0", "traffic-cop:lease/hold@0.5.0", "no such interface"),
     ] {
         let bytes = std::fs::read(out.join(format!("traffic-cop_lease@{version}.wasm")))
             .unwrap_or_else(|e| panic!("{version}: {e} {}", ran.said()));
         let has = |needle: &str| bytes.windows(needle.len()).any(|w| w == needle.as_bytes());
         assert!(bytes.starts_with(b"\0asm"), "{version}: not wasm");
         assert!(has(present) && !has(absent), "{version}: {present} missing or {absent} there");
-        assert_eq!(has("write-fenced"), version == "0.2.0", "{version}: write-fenced");
         assert!(has(description), "{version}: the description from wkg.toml is not embedded");
         assert!(has("MIT OR Apache-2.0"), "{version}: the license is not embedded");
     }
