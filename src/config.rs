@@ -36,6 +36,18 @@ impl fmt::Debug for Credential {
     }
 }
 
+thread_local! {
+    /// The last connection string [`Account::from_connection_string`] read, and its account.
+    static LAST_READ: std::cell::RefCell<Option<(String, Account)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// How many times this thread parsed a connection string (for the unit tests).
+#[cfg(test)]
+thread_local! {
+    static PARSES: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
 /// A storage account's blob service: where to send requests and how to sign them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Account {
@@ -57,7 +69,24 @@ impl Account {
     /// [;EndpointSuffix=…]`; an explicit `BlobEndpoint=…` with a key; or `BlobEndpoint=…;
     /// SharedAccessSignature=…`. Keys are matched case-insensitively; unrelated keys
     /// (`QueueEndpoint`, …) are ignored.
+    ///
+    /// An instance reads the same connection string on every call, so the last one read on
+    /// this thread is kept with its account and not parsed again.
     pub fn from_connection_string(text: &str) -> Result<Account, Error> {
+        let kept = LAST_READ.with_borrow(|last| {
+            last.as_ref().filter(|(read, _)| read == text).map(|(_, account)| account.clone())
+        });
+        if let Some(account) = kept {
+            return Ok(account);
+        }
+        let account = Account::parse(text)?;
+        LAST_READ.with_borrow_mut(|last| *last = Some((text.to_string(), account.clone())));
+        Ok(account)
+    }
+
+    fn parse(text: &str) -> Result<Account, Error> {
+        #[cfg(test)]
+        PARSES.set(PARSES.get() + 1);
         let fields = ConnectionFields::parse(text)?;
         if fields.get("UseDevelopmentStorage").is_some_and(|v| v.eq_ignore_ascii_case("true")) {
             if fields.get("DevelopmentStorageProxyUri").is_some() {

@@ -158,3 +158,22 @@ fn blob_paths_are_percent_encoded_per_segment() {
     assert_eq!(lock.blob_path(), "/devstoreaccount1/locks/jobs/n%C3%A4chtlich%20run%3F%23");
     assert_eq!(lock.container_path(), "/devstoreaccount1/locks");
 }
+
+/// An instance reads the same connection string on every call: it is parsed once, and a
+/// different one (or the first again after it) is parsed anew, each giving its own account.
+#[test]
+fn a_connection_string_read_again_is_not_parsed_again() {
+    let key = "AccountName=acct;AccountKey=a2V5;EndpointSuffix=core.windows.net";
+    let sas = "BlobEndpoint=https://other.blob.core.windows.net;SharedAccessSignature=sv=1&sig=x";
+    let before = super::PARSES.get();
+    let first = Account::from_connection_string(key).unwrap();
+    assert_eq!(Account::from_connection_string(key).unwrap(), first);
+    assert_eq!(super::PARSES.get() - before, 1);
+    let other = Account::from_connection_string(sas).unwrap();
+    assert_eq!(other.authority, "other.blob.core.windows.net");
+    assert_eq!(Account::from_connection_string(key).unwrap(), first);
+    assert_eq!(super::PARSES.get() - before, 3);
+    // A refused one is refused every time.
+    assert!(Account::from_connection_string("AccountName=acct").is_err());
+    assert!(Account::from_connection_string("AccountName=acct").is_err());
+}

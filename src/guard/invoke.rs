@@ -34,7 +34,9 @@ pub fn guarded_invoke<T: Transport, R: Runtime>(
     options: &GuardOptions,
 ) -> Decision {
     let waiting = Deadline::after(client.runtime(), options.wait);
-    let started = client.runtime().monotonic();
+    // Waiting for the holder starts when the first look finds it: the look's own retries are
+    // not waiting.
+    let mut held_since = None;
     let mut looks = 0;
     loop {
         let decision = match invoke(client, lock, options) {
@@ -45,7 +47,8 @@ pub fn guarded_invoke<T: Transport, R: Runtime>(
         else {
             return decision;
         };
-        let waited = client.runtime().monotonic().saturating_sub(started);
+        let now = client.runtime().monotonic();
+        let waited = now.saturating_sub(*held_since.get_or_insert(now));
         let pause = WAIT_BACKOFF.delay(looks + 1, client.runtime());
         match waiting.left(client.runtime()) {
             Some(left) if !options.wait.is_zero() => client.runtime().sleep(pause.min(left)),

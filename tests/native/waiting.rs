@@ -153,3 +153,28 @@ fn a_waiter_is_granted_at_its_first_look_after_the_release() {
     let steps: Vec<&str> = client.transport().log.iter().map(|(_, s, _)| s.as_str()).collect();
     assert_eq!(steps, ["look", "look", "look", "acquire", "comp=metadata"]);
 }
+
+/// A follower that does not wait reports no waiting, however long its own look took (here two
+/// seconds of virtual time spent on a lost answer and the retry): `waited-ms` is the time spent
+/// waiting for the holder, not the call's.
+#[test]
+fn a_follower_that_does_not_wait_reports_no_waiting_after_a_slow_look() {
+    let world = World::new();
+    let _held =
+        guard::guarded_invoke(&mut world.client(), &lock(), &waiting("alpha", Duration::ZERO));
+    let (clock, mut first) = (world.clock.clone(), true);
+    let hooked = Hooked::new(world.service.clone()).before(move |_, _, _| {
+        clock.set(clock.get() + Duration::from_secs(2));
+        std::mem::take(&mut first).then(crate::support::hooked::lost)
+    });
+    let started = world.clock.get();
+    let mut client = world.client_over(hooked);
+    let decision = guard::guarded_invoke(&mut client, &lock(), &waiting("bravo", Duration::ZERO));
+    assert!(world.clock.get().duration_since(started).unwrap() >= Duration::from_secs(2));
+    match decision {
+        Decision::Skip(SkipReason::HeldByOther { holder, waited_ms, .. }) => {
+            assert_eq!((holder.as_deref(), waited_ms), (Some("alpha"), 0));
+        }
+        other => panic!("expected held-by-other, got {other:?}"),
+    }
+}
