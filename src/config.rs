@@ -42,9 +42,9 @@ thread_local! {
         const { std::cell::RefCell::new(None) };
 }
 
-/// How many times this thread parsed a connection string (for the unit tests).
 #[cfg(test)]
 thread_local! {
+    /// How many times this thread parsed a connection string (for the unit tests).
     static PARSES: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
