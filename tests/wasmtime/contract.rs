@@ -202,7 +202,7 @@ fn a_claim_a_board_and_the_operators_verbs_answer_under_the_same_settings() {
 }
 
 /// Every encoding of a secret a value or a text could leak.
-fn secrets(key_b64: &str, sig: &str) -> Vec<String> {
+pub fn secrets(key_b64: &str, sig: &str) -> Vec<String> {
     use base64::Engine;
     let raw = base64::engine::general_purpose::STANDARD.decode(key_b64).expect("a base64 key");
     let hex: String = raw.iter().map(|b| format!("{b:02x}")).collect();

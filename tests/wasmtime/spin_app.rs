@@ -312,8 +312,82 @@ fn an_overlapping_tick_of_the_same_replica_says_its_previous_tick_is_still_worki
     );
 }
 
+/// Everything the app's components print and answer, for a run, a skip, the board, the metrics,
+/// the settings check and the operator's routes, and for a wrong key, a SAS and an unusable
+/// connection string: no account key in any encoding, no SAS signature, no board token.
+fn no_line_the_app_prints_or_answers_holds_a_secret() {
+    let (cron, http) = apps();
+    let container = format!("secrets-{}", std::process::id());
+    let board_token = "board-token-marker-7f3a9c";
+    let sig = "c2VjcmV0LXNpZ25hdHVyZS1tYXJrZXI%3D";
+    let wrong_key = "d3Jvbmcta2V5LXdyb25nLWtleS13cm9uZy1rZXk=";
+    let port = Azurite::shared().port;
+    let mut marked = crate::wasmtime::contract::secrets(traffic_cop_testbed::EMULATOR_KEY_B64, sig);
+    marked.extend(crate::wasmtime::contract::secrets(wrong_key, sig));
+    marked.push(board_token.to_string());
+    let auth = format!("Bearer {board_token}");
+    let mut said: Vec<String> = Vec::new();
+    let good = traffic_cop_testbed::azurite::connection_string_for_port(
+        port,
+        traffic_cop_testbed::EMULATOR_KEY_B64,
+    );
+    let connection_strings = [
+        good.clone(),
+        traffic_cop_testbed::azurite::connection_string_for_port(port, wrong_key),
+        format!(
+            "BlobEndpoint=http://127.0.0.1:{port}/devstoreaccount1;SharedAccessSignature=sv=2020-08-04&ss=b&srt=sco&sp=rwdlac&se=2099-01-01T00:00:00Z&sig={sig}"
+        ),
+        format!(
+            "AccountName=devstoreaccount1;AccountKey={}\
+             ;BlobEndpoint=ftp://nowhere",
+            traffic_cop_testbed::EMULATOR_KEY_B64
+        ),
+    ];
+    for (i, connection_string) in connection_strings.iter().enumerate() {
+        let mut vars = variables(&container, &format!("replica-{i}"));
+        vars.insert("connection_string".into(), connection_string.clone());
+        vars.insert("board_token".into(), board_token.into());
+        for tick in [1_795_900_000, 1_795_900_001] {
+            match cron.cron_tick(&vars, tick, None) {
+                Ok(printed) => said.push(printed),
+                Err(failed) => said.push(failed),
+            }
+        }
+        for (method, path) in [
+            ("POST", "/run"),
+            ("GET", "/status"),
+            ("GET", "/status.html"),
+            ("GET", "/metrics"),
+            ("GET", "/check"),
+            ("POST", "/pause?by=ops&reason=deploy"),
+            ("POST", "/run-now?by=ops"),
+            ("POST", "/resume?by=ops"),
+        ] {
+            let headers = [("Authorization", auth.as_str()), ("Accept", "text/plain")];
+            match http.serve_with(&vars, method, path, &headers, None) {
+                Ok(answer) => {
+                    said.push(format!("{} {}\n{}", answer.status, answer.body, answer.stdout))
+                }
+                Err(failed) => said.push(failed),
+            }
+        }
+    }
+    for text in &said {
+        for secret in &marked {
+            assert!(!text.contains(secret.as_str()), "a secret ({secret}) in {text}");
+        }
+    }
+    // The runs, the refusals and the operator's answers were heard: the check is not passing
+    // on empty texts.
+    let all = said.concat();
+    for heard in ["with fencing token", "403", "connection_string", "paused"] {
+        assert!(all.contains(heard), "nothing said {heard:?}: {said:#?}");
+    }
+}
+
 pub fn tests() -> Vec<Test> {
     traffic_cop_testbed::tests![
+        no_line_the_app_prints_or_answers_holds_a_secret,
         the_manifest_matches_the_build,
         composition_satisfies_every_traffic_cop_import,
         the_wrappers_import_nothing_spin_specific,
