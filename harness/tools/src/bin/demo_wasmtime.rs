@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 use traffic_cop_testbed::azurite::Azurite;
 use traffic_cop_testbed::{sleep_until_unix, unix_secs};
 use traffic_cop_wasm_host::apps::App;
-use traffic_cop_wasm_host::component::{fresh, BoardEntry, LeaseState, Location};
+use traffic_cop_wasm_host::component::fresh;
+use traffic_cop_wasm_host::component::v1::lease::LeaseState;
+use traffic_cop_wasm_host::component::v1::{self, BoardEntry};
 use traffic_cop_wasm_host::wasmtime;
 
 const REPLICAS: usize = 3;
@@ -92,13 +94,16 @@ fn main() {
         .collect();
 
     // The killer: in the middle of a run, find the holder on the board and kill it.
+    let connection_string = azurite.connection_string();
     let location =
-        Location { connection_string: azurite.connection_string(), container: CONTAINER.into() };
+        v1::Settings { lock: None, ..v1::settings(&connection_string, CONTAINER, "", "demo-host") };
     for tick in KILL_TICK..KILL_TICK + 4 {
         sleep_until_unix(first_tick + tick * TICK_SECONDS, 900);
         let board = fresh().board(&location).expect("board");
-        let Some(entry) =
-            board.iter().find(|e| e.name == LOCK && e.state == LeaseState::Leased && e.running)
+        let Some(entry) = board
+            .locks
+            .iter()
+            .find(|e| e.name == LOCK && e.state == LeaseState::Leased && e.running)
         else {
             continue;
         };
@@ -118,7 +123,7 @@ fn main() {
     replicas.into_iter().for_each(|r| r.join().expect("replica"));
 
     println!("\nStatus board ({CONTAINER}):");
-    print_board(&fresh().board(&location).expect("board"));
+    print_board(&fresh().board(&location).expect("board").locks);
     azurite.stop();
     println!("\nAzurite stopped. Done.");
 }

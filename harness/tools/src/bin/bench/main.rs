@@ -6,7 +6,7 @@
 //! - takeover time after a crash (lease expiry) and after a graceful release;
 //! - waiting for a held lock (`wait-ms`): requests per second while waiting, release to grant;
 //! - per tick under the real Spin (when found): trigger to answer for a leader and a follower;
-//! - the async guard (guard@0.4.0's `hold`) beside the WASI 0.2 one: both lease components'
+//! - the async component (`hold`) beside the WASI 0.2 one: both lease components'
 //!   compile and load times, and the app's cron component both ways under Spin 4.0.2 with
 //!   trigger-cron 0.5.0 (start, a follower's tick, renewals, a 30 s job's overhead);
 //! - the blackboard at scale: 16 workers claiming 1,000 and 10,000 items, against the naive
@@ -28,9 +28,9 @@ use std::time::{Duration, Instant};
 use traffic_cop_testbed::azurite::{connection_string_for_port, Azurite};
 use traffic_cop_testbed::proxy::CountingProxy;
 use traffic_cop_testbed::{repo_root, EMULATOR_KEY_B64};
-use traffic_cop_wasm_host::component::{
-    fresh, wasm_path, Decision, GuardOptions, Host, LeaseDuration, Lock, Outcome,
-};
+use traffic_cop_wasm_host::component::v1::lease::{LeaseDuration, Lock};
+use traffic_cop_wasm_host::component::v1::{self, Decision, Outcome};
+use traffic_cop_wasm_host::component::{fresh, wasm_path, Host};
 
 fn main() {
     let cycles: usize = std::env::args().nth(1).and_then(|n| n.parse().ok()).unwrap_or(200);
@@ -210,33 +210,28 @@ fn instantiation() {
 /// How long until another contender runs: after a holder crashes (no release: its lease must
 /// expire) and after a graceful complete (released at once). Polled every 100 ms.
 fn takeover(connection_string: &str) {
-    let options = |holder: &str| GuardOptions {
-        holder: holder.into(),
-        lease_seconds: 15,
-        interval_seconds: 0,
-        keep_alive_seconds: None,
-    };
-    let lock = Lock {
-        connection_string: connection_string.into(),
-        container: "bench".into(),
-        blob: "takeover".into(),
-    };
-    let grant = |holder: &str| match fresh().guarded_invoke(&lock, &options(holder)) {
-        Decision::Run(ticket) => Some(ticket),
-        _ => None,
+    // No schedule: any tick runs once the lease is free.
+    let settings = |holder: &str| v1::settings(connection_string, "bench", "takeover", holder);
+    let grant = |holder: &str| {
+        let mut instance = fresh();
+        match instance.guarded_invoke(&settings(holder)) {
+            Decision::Run(run) => Some((instance, run)),
+            Decision::Skip(_) => None,
+        }
     };
     let wait_for_turn = |holder: &str| {
         let started = Instant::now();
         loop {
-            if let Some(ticket) = grant(holder) {
-                return (ticket, started.elapsed());
+            if let Some(granted) = grant(holder) {
+                return (granted, started.elapsed());
             }
             std::thread::sleep(Duration::from_millis(100));
         }
     };
     let _crashed = grant("crasher").expect("first grant");
-    let (ticket, after_crash) = wait_for_turn("successor");
-    fresh().complete(&ticket, &Outcome::Success).expect("complete");
+    let ((mut instance, run), after_crash) = wait_for_turn("successor");
+    let finished = instance.run_complete(run, &Outcome::Success(String::new()));
+    assert!(finished.error.is_none(), "complete: {}", finished.text);
     let (_, after_release) = wait_for_turn("next");
     println!(
         "\ntakeover after a crash         {:.1} s (lease 15 s, polled every 100 ms)",
@@ -249,9 +244,9 @@ fn takeover(connection_string: &str) {
 /// is the steady state. All first intervals run before the steady ones, so the steady rounds
 /// rarely wait out the skew tolerance.
 fn blackboard(azurite_port: u16, items: usize) {
-    use blackboard::{header, round, Proxies, Strategy};
+    use blackboard::{header, round, Strategy};
     const WORKERS: usize = 16;
-    let proxies = Proxies::start(azurite_port);
+    let proxy = CountingProxy::start(azurite_port);
     println!(
         "\nblackboard: {WORKERS} workers, each claims {} at a time and completes them, until none \
          is left",
@@ -268,31 +263,23 @@ fn blackboard(azurite_port: u16, items: usize) {
         .map(|(strategy, count, name)| {
             let list: Vec<String> = (0..count).map(|i| format!("items/{i:05}")).collect();
             let kind = if strategy == Strategy::Naive { "naive" } else { "claim" };
-            let location = traffic_cop_wasm_host::component::v2::Location {
-                connection_string: connection_string_for_port(
-                    proxies.claims.port,
-                    EMULATOR_KEY_B64,
-                ),
-                container: format!("board-{kind}-{count}"),
-            };
+            let connection_string = connection_string_for_port(proxy.port, EMULATOR_KEY_B64);
+            let container = format!("board-{kind}-{count}");
+            let location =
+                v1::Settings { lock: None, ..v1::settings(&connection_string, &container, "", "") };
             (strategy, name, std::sync::Arc::new(list), location, None)
         })
         .collect();
     let mut sets = sets;
     for label in ["1st", "steady"] {
         for (strategy, name, list, location, last_claim) in &mut sets {
-            let interval = match label {
-                "1st" => blackboard::FIRST,
-                _ => blackboard::steady_interval(list.len()),
-            };
-            let shape = (WORKERS, *strategy, interval);
-            round(&proxies, location, list, shape, last_claim)
+            round(&proxy, location, list, (WORKERS, *strategy), last_claim)
                 .print(&format!("{name}, {}, {label}", list.len()), list.len());
         }
     }
     println!(
-        "  (items/s: claimed and completed; req/item and wasted: claiming (naive: guarded-invoke \
-         on every item by every worker); complete: requests per item to complete)"
+        "  (items/s: claimed and completed; req/item: claiming and completing (naive: \
+         guarded-invoke on every item by every worker); wasted: refused requests)"
     );
 }
 

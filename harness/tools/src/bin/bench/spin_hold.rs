@@ -1,6 +1,6 @@
-//! The async guard under real Spin 4.0.2 with trigger-cron 0.5.0, beside the WASI 0.2 one: the
-//! app's cron component as spin.toml has it (guard@0.3.0, renewing with `keep-alive` from its
-//! loop) and as its `# async:` lines make it (guard@0.4.0, `hold` beside the work), and the
+//! The async component under real Spin 4.0.2 with trigger-cron 0.5.0, beside the WASI 0.2 one:
+//! the app's cron component as spin.toml has it (renewing with `keep-alive` from its loop) and
+//! as its `# async:` lines make it (`hold` beside the work), and the
 //! async cron wrapper around a plain job that awaits its 30 s (docs/wrappers.md). Two
 //! replicas of each, every 2 s, a 15 s lease and a 30 s job, each replica behind a counting
 //! proxy of its own, and for each:
@@ -116,8 +116,8 @@ pub fn hold_beside_keep_alive(azurite_port: u16) {
     std::fs::create_dir_all(&root).expect("target/bench-hold");
     std::fs::write(&wrapped, manifest).expect("the wrapped app's manifest");
     for (name, label, manifest, log) in [
-        ("guard@0.3.0 keep-alive", "sync", app("sync", CronComponent::Sync), "cron-job"),
-        ("guard@0.4.0 hold", "async", app("async", CronComponent::Async), "cron-job"),
+        ("keep-alive (cron-job)", "sync", app("sync", CronComponent::Sync), "cron-job"),
+        ("hold (cron-job-async)", "async", app("async", CronComponent::Async), "cron-job"),
         ("async wrapper, plain job", "wrapped", wrapped, "nightly"),
     ] {
         measure(name, label, (&manifest, log), (&spin, &data), azurite_port);

@@ -6,7 +6,8 @@
 
 use super::{ms, percentile};
 use std::time::Instant;
-use traffic_cop_wasm_host::component::{Host, LeaseDuration, Lock};
+use traffic_cop_wasm_host::component::v1::lease::{LeaseDuration, Lock};
+use traffic_cop_wasm_host::component::Host;
 use traffic_cop_wasm_host::outbound::{take_moments, time_requests, Moment};
 
 pub fn breakdown(lock: &Lock, cycles: usize) {

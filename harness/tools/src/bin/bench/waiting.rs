@@ -1,4 +1,4 @@
-//! Waiting for a held lock (guard@0.3.0's `wait-ms`), for request-triggered functions that need
+//! Waiting for a held lock (the guard's `wait_ms`), for request-triggered functions that need
 //! mutual exclusion: while a holder keeps the lock for `hold`, waiters poll with backoff and
 //! jitter (100 ms doubling to 2 s). Printed: the waiters' requests per second while waiting,
 //! and the time from the holder's release to a waiter's grant. Numbers, no assertions.
@@ -8,47 +8,53 @@ use std::time::{Duration, Instant};
 use traffic_cop_testbed::azurite::connection_string_for_port;
 use traffic_cop_testbed::proxy::CountingProxy;
 use traffic_cop_testbed::EMULATOR_KEY_B64;
-use traffic_cop_wasm_host::component::{fresh, options_v3, v3, Lock};
+use traffic_cop_wasm_host::component::fresh;
+use traffic_cop_wasm_host::component::v1::{self, Decision, Outcome};
 
-fn options(holder: &str, wait_ms: u32) -> v3::GuardOptions {
-    v3::GuardOptions { wait_ms: Some(wait_ms), ..options_v3(holder, v3::Schedule::None) }
+/// No schedule: whoever finds the lease free runs; waiting up to `wait_ms` for it.
+fn settings(connection_string: &str, blob: &str, holder: &str, wait_ms: u32) -> v1::Settings {
+    v1::Settings {
+        wait_ms: Some(wait_ms.to_string()),
+        ..v1::settings(connection_string, "bench-waiting", blob, holder)
+    }
+}
+
+fn success() -> Outcome {
+    Outcome::Success(String::new())
 }
 
 /// One round: a holder takes the lock, `waiters` wait for it, the holder completes after
 /// `hold`. (requests per second per waiter while waiting, ms from release to the first grant)
 fn round(azurite_port: u16, blob: &str, hold: Duration, waiters: usize) -> (f64, f64) {
-    let holder_lock = Lock {
-        connection_string: connection_string_for_port(azurite_port, EMULATOR_KEY_B64),
-        container: "bench-waiting".into(),
-        blob: blob.into(),
-    };
+    let direct = connection_string_for_port(azurite_port, EMULATOR_KEY_B64);
     let proxy = Arc::new(CountingProxy::start(azurite_port));
-    let waiter_lock = Lock {
-        connection_string: connection_string_for_port(proxy.port, EMULATOR_KEY_B64),
-        ..holder_lock.clone()
-    };
-    let ticket = match fresh().guarded_invoke_v3(&holder_lock, &options("holder", 0)) {
-        v3::Decision::Run(ticket) => ticket,
-        other => panic!("the holder was not granted: {other:?}"),
+    let counted = connection_string_for_port(proxy.port, EMULATOR_KEY_B64);
+    let mut holder = fresh();
+    let run = match holder.guarded_invoke(&settings(&direct, blob, "holder", 0)) {
+        Decision::Run(run) => run,
+        Decision::Skip(skipped) => panic!("the holder was not granted: {}", skipped.text),
     };
     let handles: Vec<_> = (0..waiters)
         .map(|i| {
-            let lock = waiter_lock.clone();
+            let settings = settings(&counted, blob, &format!("waiter-{i}"), 30_000);
             std::thread::spawn(move || {
-                match fresh().guarded_invoke_v3(&lock, &options(&format!("waiter-{i}"), 30_000)) {
-                    v3::Decision::Run(ticket) => {
+                let mut waiter = fresh();
+                match waiter.guarded_invoke(&settings) {
+                    Decision::Run(run) => {
                         let granted = Instant::now();
-                        fresh().complete_v3(&ticket, &v3::Outcome::Success).unwrap();
+                        let finished = waiter.run_complete(run, &success());
+                        assert!(finished.error.is_none(), "complete: {}", finished.text);
                         Some(granted)
                     }
-                    _ => None,
+                    Decision::Skip(_) => None,
                 }
             })
         })
         .collect();
     std::thread::sleep(hold);
     let waited_requests = proxy.requests();
-    fresh().complete_v3(&ticket, &v3::Outcome::Success).expect("the holder completes");
+    let finished = holder.run_complete(run, &success());
+    assert!(finished.error.is_none(), "the holder completes: {}", finished.text);
     let released = Instant::now();
     let grants: Vec<Instant> = handles.into_iter().filter_map(|h| h.join().unwrap()).collect();
     let first = grants.iter().min().expect("a waiter was granted");
