@@ -76,11 +76,14 @@ fn main() {
                         None => {}
                     }
                     match app.cron_tick(&variables, at, Some(kill.clone())) {
-                        // The component prints "woken by the cron tick of <ISO 8601>: <report>"; show the
-                        // report, which names the due time.
-                        Ok(printed) => printed.lines().for_each(|line| {
-                            say(&name, line.split_once(": ").map_or(line, |(_, r)| r))
-                        }),
+                        // The component prints its decision log (one JSON line) and "woken by
+                        // the cron tick of <ISO 8601>: <report>"; show the report, which names
+                        // the due time.
+                        Ok(printed) => {
+                            printed.lines().filter(|l| !l.starts_with('{')).for_each(|line| {
+                                say(&name, line.split_once(": ").map_or(line, |(_, r)| r))
+                            })
+                        }
                         Err(error) if error.contains("killed") => {
                             say(&name, "KILLED in the middle of its run: no complete, no release");
                             dead_until.lock().unwrap()[replica] =
