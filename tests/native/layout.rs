@@ -1,7 +1,7 @@
 //! The folders say what ships and what only tests it: nothing outside the test bed (`harness/`,
 //! `tests/`) reaches into it by a symbolic link, so a product folder copied or packaged alone
 //! still has every file it names. (`guests/wit`'s Spin variables interface once pointed into
-//! `harness/wasm-host/`.)
+//! `harness/wasm-host/`.) And one workspace builds it all, with one lock.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -9,7 +9,8 @@ const TEST_BED: [&str; 2] = ["harness", "tests"];
 /// Not the repository's own files: build output and installed tools.
 const SKIPPED: [&str; 3] = ["target", "node_modules", ".git"];
 
-fn links(dir: &Path, found: &mut Vec<PathBuf>) {
+/// The repository's symbolic links (`named` None) or its files of one name.
+fn walk(dir: &Path, named: Option<&str>, found: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap().flatten() {
         let path = entry.path();
         let name = entry.file_name();
@@ -18,9 +19,13 @@ fn links(dir: &Path, found: &mut Vec<PathBuf>) {
         }
         let kind = entry.file_type().unwrap();
         if kind.is_symlink() {
-            found.push(path);
+            if named.is_none() {
+                found.push(path);
+            }
         } else if kind.is_dir() {
-            links(&path, found);
+            walk(&path, named, found);
+        } else if named.is_some_and(|n| name == n) {
+            found.push(path);
         }
     }
 }
@@ -44,7 +49,7 @@ fn top_folder(root: &Path, path: &Path) -> Option<String> {
 fn no_product_file_links_into_the_test_bed() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut found = Vec::new();
-    links(root, &mut found);
+    walk(root, None, &mut found);
     assert!(!found.is_empty(), "no links found: the walk is broken");
     let mut wrong = Vec::new();
     for link in &found {
@@ -56,4 +61,45 @@ fn no_product_file_links_into_the_test_bed() {
         }
     }
     assert!(wrong.is_empty(), "product files that are links into the test bed: {wrong:#?}");
+}
+
+/// One Cargo.lock, and every crate in the repository a member of the root's workspace (the
+/// templates' projects excepted: `spin new` makes each a workspace of its own). There were
+/// five workspaces, each with its lock, resolving the same dependencies apart.
+#[test]
+fn one_workspace_and_one_lock_build_everything() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut locks = Vec::new();
+    walk(root, Some("Cargo.lock"), &mut locks);
+    assert_eq!(locks, [root.join("Cargo.lock")], "lock files");
+
+    let manifest: toml::Value =
+        toml::from_str(&std::fs::read_to_string(root.join("Cargo.toml")).unwrap()).unwrap();
+    let members: Vec<PathBuf> = manifest["workspace"]["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| root.join(m.as_str().unwrap()).join("Cargo.toml"))
+        .collect();
+    let mut crates = Vec::new();
+    walk(root, Some("Cargo.toml"), &mut crates);
+    crates.retain(|c| !c.starts_with(root.join("templates")));
+    assert!(crates.len() > 10, "the walk found {crates:?}");
+    let outside: Vec<_> = crates
+        .iter()
+        .filter(|c| !members.iter().any(|m| m.canonicalize().ok() == c.canonicalize().ok()))
+        .collect();
+    assert!(outside.is_empty(), "crates outside the workspace: {outside:#?}");
+    for member in &crates {
+        let text = std::fs::read_to_string(member).unwrap();
+        let table: toml::Value = toml::from_str(&text).unwrap();
+        if member != &root.join("Cargo.toml") {
+            assert!(table.get("workspace").is_none(), "{} is a workspace root", member.display());
+            assert!(
+                table.get("profile").is_none(),
+                "{}: a member's profile is ignored",
+                member.display()
+            );
+        }
+    }
 }

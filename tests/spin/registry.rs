@@ -70,10 +70,11 @@ impl Home {
 fn app_manifest(dir: &Path, dependency: &str) -> PathBuf {
     let path = manifest_copy(dir, &spin::every(INTERVAL));
     let text = std::fs::read_to_string(&path).unwrap();
-    let apps = traffic_cop_testbed::repo_root().join("apps/Cargo.toml");
+    let workspace = traffic_cop_testbed::repo_root().join("Cargo.toml");
     let build = format!(
-        "command = \"cargo build --target wasm32-wasip2 --release --manifest-path {}\"",
-        apps.display()
+        "command = \"cargo build --target wasm32-wasip2 --release --manifest-path {} -p cron-job \
+         -p http-job\"",
+        workspace.display()
     );
     let (mut dependencies, mut builds) = (0, 0);
     let lines: Vec<String> = text

@@ -6,7 +6,7 @@
 //! Needs the spin CLI and the plugin lines (scripts/test installs them from
 //! ../shared/tools/spin); without them the test says so and returns, under CI=true it fails.
 //! Builds go to the repository's target/ (as CARGO_TARGET_DIR), where the component and the
-//! Spin app's components are built, from apps/Cargo.lock as the projects' starting lock: the
+//! Spin app's components are built, from Cargo.lock as the projects' starting lock: the
 //! host-side macros and the dependencies they share are compiled once.
 
 use traffic_cop_testbed::needs::require;
@@ -156,12 +156,12 @@ fn templates_install_generate_build_and_run_under_their_cron_lines() {
 /// `cargo build` as spin.toml's build command runs it, into the repository's target/.
 fn build(template: &Template, project: &Path) -> PathBuf {
     let target = root().join("target");
-    // apps/Cargo.lock as the project's starting lock: cargo keeps its versions wherever the
+    // Cargo.lock as the project's starting lock: cargo keeps its versions wherever the
     // project's requirements allow, so what the project shares with the apps (the host macros,
     // spin-sdk, wit-bindgen) is compiled once in target/. Resolved afresh, a crates.io release
     // newer than the lock rebuilt all of it (the macros alone are about 250 MB).
-    std::fs::copy(root().join("apps/Cargo.lock"), project.join("Cargo.lock"))
-        .expect("apps/Cargo.lock copied into the project");
+    std::fs::copy(root().join("Cargo.lock"), project.join("Cargo.lock"))
+        .expect("Cargo.lock copied into the project");
     // Every run generates the project anew under the same package name, and cargo took an
     // earlier run's build of it as fresh after the vendored WIT had changed (the component it
     // built then no longer linked): the project's own artifacts go first, not its dependencies.
@@ -542,17 +542,16 @@ fn the_wrapped_template_guards_a_plain_handler() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// The lock check itself: the apps' own lock passes, and one package moved to a version the
+/// The lock check itself: the workspace's lock passes, and one package moved to a version the
 /// apps do not have (as a fresh resolution after a crates.io release would) is refused.
 fn the_lock_check_refuses_a_version_apart_from_the_apps() {
-    let apps = std::fs::read_to_string(root().join("apps/Cargo.lock")).expect("apps/Cargo.lock");
+    let apps = std::fs::read_to_string(root().join("Cargo.lock")).expect("Cargo.lock");
     check_lock_follows_apps(&TEMPLATES[0], &apps);
-    let entry =
-        apps.find("name = \"spin-sdk\"\nversion = \"").expect("spin-sdk in apps/Cargo.lock");
+    let entry = apps.find("name = \"spin-sdk\"\nversion = \"").expect("spin-sdk in Cargo.lock");
     let at = entry + "name = \"spin-sdk\"\nversion = \"".len();
     let moved = format!("{}5.99.0{}", &apps[..at], &apps[at + apps[at..].find('"').unwrap()..]);
     let refused = std::panic::catch_unwind(|| check_lock_follows_apps(&TEMPLATES[0], &moved));
-    assert!(refused.is_err(), "a spin-sdk apart from apps/Cargo.lock passed");
+    assert!(refused.is_err(), "a spin-sdk apart from Cargo.lock passed");
 }
 
 pub fn tests() -> Vec<Test> {

@@ -66,7 +66,7 @@ fn the_manifest_matches_the_build() {
         assert_eq!(source, format!("target/wasm32-wasip2/release/{crate_name}.wasm"), "{id}");
         let build = component["build"]["command"].as_str().unwrap();
         assert!(
-            build.contains("--manifest-path apps/Cargo.toml")
+            build.contains(&format!("-p {id}"))
                 && build.contains("--target wasm32-wasip2 --release"),
             "{id}: {build}"
         );

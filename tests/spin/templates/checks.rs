@@ -86,16 +86,16 @@ pub(super) fn check_component(template: &Template, wasm: &Path) {
     }
 }
 
-/// Every package the project's lock shares with apps/Cargo.lock is at the apps' versions (the
+/// Every package the project's lock shares with the workspace's Cargo.lock is at its versions (the
 /// build reuses the apps' compiled dependencies only then).
 pub(super) fn check_lock_follows_apps(template: &Template, lock: &str) {
-    let apps = std::fs::read_to_string(root().join("apps/Cargo.lock")).expect("apps/Cargo.lock");
+    let apps = std::fs::read_to_string(root().join("Cargo.lock")).expect("Cargo.lock");
     let apps = lock_versions(&apps);
     for (name, versions) in lock_versions(lock) {
         if let Some(apps_versions) = apps.get(&name) {
             assert!(
                 versions.is_subset(apps_versions),
-                "{}: {name} {versions:?} resolved apart from apps/Cargo.lock's {apps_versions:?}",
+                "{}: {name} {versions:?} resolved apart from Cargo.lock's {apps_versions:?}",
                 template.id
             );
         }

@@ -50,7 +50,7 @@ impl Node {
         let launch = Launch {
             spin: config.spin.clone(),
             data_dir: Some(data.clone()),
-            // trigger-cron 0.5.0 replicas run the async cron component (guard@0.4.0's
+            // trigger-cron 0.5.0 replicas run the async cron component (hold@0.5.0's
             // `hold`), 0.3.0 ones the WASI 0.2 one: one lock, both guard versions.
             manifest: manifest_copy_with(
                 &config.dir.join(format!("app-{version}")),
