@@ -29,6 +29,7 @@ mod listing;
 mod operator;
 mod records;
 mod refusals;
+mod release;
 mod retries;
 mod schedule;
 mod schedule_change;

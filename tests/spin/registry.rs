@@ -96,20 +96,19 @@ fn app_manifest(dir: &Path, dependency: &str) -> PathBuf {
     path
 }
 
-fn release(registry: &OciRegistry) -> String {
-    let out = Command::new(traffic_cop_testbed::repo_root().join("scripts/release"))
-        .args(["v1.0.0", "--registry", &registry.name(), "--no-build"])
+/// `scripts/release` to the registry, its release directory in `out`: the lease component's
+/// layer digest, from SHA256SUMS.
+fn release(registry: &OciRegistry, out: &Path) -> String {
+    let ran = Command::new(traffic_cop_testbed::repo_root().join("scripts/release"))
+        .args(["v1.0.0", "--registry", &registry.name(), "--no-build", "--out"])
+        .arg(out)
         .output()
         .expect("scripts/release runs");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
-    text
-}
-
-/// The layer's digest `scripts/release` printed.
-fn layer_digest(released: &str) -> String {
-    let line = released.lines().find(|l| l.starts_with("component ")).expect("component line");
-    line.rsplit(", ").next().unwrap().to_string()
+    let text = String::from_utf8_lossy(&ran.stdout).into_owned();
+    assert!(ran.status.success(), "{text}{}", String::from_utf8_lossy(&ran.stderr));
+    let sums = std::fs::read_to_string(out.join("SHA256SUMS")).expect("SHA256SUMS");
+    let line = sums.lines().find(|l| l.ends_with("  traffic_cop.wasm")).expect("traffic_cop.wasm");
+    format!("sha256:{}", line.split_once("  ").unwrap().0)
 }
 
 /// `spin up` for an app that must fail to load: what it printed.
@@ -134,8 +133,7 @@ fn a_spin_app_takes_the_component_from_a_registry_and_runs_a_guarded_job() {
     assert_built();
     let dir = story::story_dir("registry");
     let mut registry = OciRegistry::start(&program, &dir.join("registry"));
-    let released = release(&registry);
-    let digest = layer_digest(&released);
+    let digest = release(&registry, &dir.join("release"));
     let home = Home::new(&dir.join("home"), Some(&registry.name()));
     let dependency = format!(
         "{{ version = \"^1.0.0\", package = \"traffic-cop:lease-azure\", registry = \"{}\" }}",

@@ -1,0 +1,139 @@
+//! `scripts/release`: the release directory (every component of release.toml with its digest,
+//! the templates' tarball, the spin.toml lines), the same bytes from a checkout in another
+//! directory, and the refusals that keep a release to a commit and a version the CHANGELOG names.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(ROOT).join("target/tmp").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn version() -> String {
+    let text = std::fs::read_to_string(Path::new(ROOT).join("release.toml")).unwrap();
+    let table: toml::Table = toml::from_str(&text).unwrap();
+    table["version"].as_str().unwrap().to_string()
+}
+
+fn release(checkout: &Path, args: &[&str]) -> Output {
+    Command::new(checkout.join("scripts/release"))
+        .args(args)
+        .current_dir(checkout)
+        .env_remove("GITHUB_REPOSITORY")
+        .output()
+        .expect("scripts/release runs")
+}
+
+fn said(out: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+/// A clone of this repository's commit with the working tree's tracked files over it, so what
+/// is tested is what is here, uncommitted changes included.
+fn checkout_elsewhere(dir: &Path, with_changes: bool) -> PathBuf {
+    let copy = dir.join("traffic-cop");
+    let cloned = Command::new("git").args(["clone", "-q", ROOT]).arg(&copy).status().unwrap();
+    assert!(cloned.success(), "git clone");
+    if with_changes {
+        let listed = Command::new("git").args(["-C", ROOT, "ls-files", "-z"]).output().unwrap();
+        for name in String::from_utf8(listed.stdout).unwrap().split('\0').filter(|n| !n.is_empty())
+        {
+            let from = Path::new(ROOT).join(name);
+            if from.is_file() && !from.is_symlink() {
+                std::fs::create_dir_all(copy.join(name).parent().unwrap()).unwrap();
+                std::fs::copy(&from, copy.join(name)).unwrap();
+            }
+        }
+    }
+    copy
+}
+
+fn sums(out: &Path) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(out.join("SHA256SUMS")).expect("SHA256SUMS");
+    text.lines()
+        .map(|line| {
+            let (hex, name) = line.split_once("  ").expect("sha256sum's form");
+            (name.to_string(), hex.to_string())
+        })
+        .collect()
+}
+
+/// Built here and built in another directory (its own target/, everything compiled afresh),
+/// the release directory's files have the same sha256, and each holds what release.toml names.
+#[test]
+fn the_release_is_the_same_bytes_built_in_another_directory() {
+    let version = version();
+    let dir = scratch("release-elsewhere");
+    let elsewhere = checkout_elsewhere(&dir, true);
+    let there = release(&elsewhere, &[&version, "--out", dir.join("there").to_str().unwrap()]);
+    assert!(there.status.success(), "{}", said(&there));
+    let here = release(Path::new(ROOT), &[&version, "--out", dir.join("here").to_str().unwrap()]);
+    assert!(here.status.success(), "{}", said(&here));
+    let (here_sums, there_sums) = (sums(&dir.join("here")), sums(&dir.join("there")));
+    assert_eq!(here_sums, there_sums, "the same commit built in two directories");
+
+    let coordinates: toml::Table =
+        toml::from_str(&std::fs::read_to_string(Path::new(ROOT).join("release.toml")).unwrap())
+            .unwrap();
+    let using = std::fs::read_to_string(dir.join("here/USING.md")).unwrap();
+    let components = coordinates["component"].as_array().unwrap();
+    assert!(components.len() >= 7, "{components:?}");
+    for component in components {
+        let file = component["file"].as_str().unwrap();
+        let hex = &here_sums.iter().find(|(name, _)| name == file).expect(file).1;
+        let bytes = std::fs::read(dir.join("here").join(file)).unwrap();
+        assert!(bytes.starts_with(b"\0asm"), "{file}");
+        let package = format!("package = \"traffic-cop:{}\"", component["name"].as_str().unwrap());
+        assert!(using.contains(&package), "{package} in USING.md");
+        assert!(using.contains(&format!("digest = \"sha256:{hex}\"")), "{file}'s digest");
+    }
+    let tarball = format!("traffic-cop-templates-{version}.tar.gz");
+    assert!(here_sums.iter().any(|(name, _)| *name == tarball), "{here_sums:?}");
+    let listed = Command::new("tar").arg("-tzf").arg(dir.join("here").join(&tarball)).output();
+    let listed = String::from_utf8(listed.unwrap().stdout).unwrap();
+    assert!(
+        listed
+            .lines()
+            .any(|l| l == "templates/traffic-cop-cron-rust-wrapped/metadata/spin-template.toml"),
+        "{listed}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A release to a registry beyond this machine refuses uncommitted changes and a version
+/// without its CHANGELOG section, before it builds or sends anything; any release refuses a
+/// version release.toml does not name.
+#[test]
+fn a_release_refuses_changes_an_unreleased_version_and_another_version() {
+    let version = version();
+    let dir = scratch("release-refusals");
+    let out = dir.join("out");
+    let out = out.to_str().unwrap();
+    let other = release(Path::new(ROOT), &["9.9.9", "--out", out]);
+    assert!(!other.status.success());
+    assert!(
+        said(&other).contains(&format!("release.toml names version {version}, not 9.9.9")),
+        "{}",
+        said(&other)
+    );
+
+    let clean = checkout_elsewhere(&dir, false);
+    let unreleased = release(&clean, &[&version, "--out", out, "--registry", "registry.invalid"]);
+    assert!(!unreleased.status.success());
+    assert!(
+        said(&unreleased).contains(&format!("CHANGELOG.md has no released section for {version}")),
+        "{}",
+        said(&unreleased)
+    );
+    std::fs::write(clean.join("README.md"), "changed\n").unwrap();
+    let dirty = release(&clean, &[&version, "--out", out, "--registry", "registry.invalid"]);
+    assert!(!dirty.status.success());
+    assert!(said(&dirty).contains("the tree has uncommitted changes"), "{}", said(&dirty));
+    assert!(!Path::new(out).exists(), "a refused release wrote {out}");
+    let _ = std::fs::remove_dir_all(dir);
+}
