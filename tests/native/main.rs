@@ -42,3 +42,4 @@ mod sweep;
 mod test_groups;
 mod unheard;
 mod waiting;
+mod workflow;
