@@ -137,3 +137,41 @@ fn a_release_refuses_changes_an_unreleased_version_and_another_version() {
     assert!(!Path::new(out).exists(), "a refused release wrote {out}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// The templates name the release release.toml names: their `traffic-cop-version` default is
+/// its version, and every package they take is one of its components in its namespace.
+#[test]
+fn the_templates_take_the_release_that_release_toml_names() {
+    let coordinates: toml::Table =
+        toml::from_str(&std::fs::read_to_string(Path::new(ROOT).join("release.toml")).unwrap())
+            .unwrap();
+    let namespace = coordinates["namespace"].as_str().unwrap();
+    let names: Vec<&str> = coordinates["component"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    let templates = Path::new(ROOT).join("templates");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&templates).unwrap().flatten() {
+        let metadata = entry.path().join("metadata/spin-template.toml");
+        let Ok(text) = std::fs::read_to_string(&metadata) else { continue };
+        let table: toml::Table = toml::from_str(&text).unwrap();
+        let default = table["parameters"]["traffic-cop-version"]["default"].as_str();
+        assert_eq!(default, coordinates["version"].as_str(), "{}", metadata.display());
+        let manifest = std::fs::read_to_string(entry.path().join("content/spin.toml")).unwrap();
+        let packages: Vec<&str> = manifest
+            .split("package = \"")
+            .skip(1)
+            .map(|rest| &rest[..rest.find('"').unwrap()])
+            .collect();
+        assert!(!packages.is_empty(), "{}: no package", entry.path().display());
+        for package in packages {
+            let (ns, name) = package.split_once(':').unwrap();
+            assert!(ns == namespace && names.contains(&name), "{package} is not released");
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 3, "templates checked");
+}

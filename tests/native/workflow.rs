@@ -88,7 +88,7 @@ fn the_workflow_tests_every_push_and_releases_a_tag_with_packages_write() {
         "{release}"
     );
     assert!(
-        release.contains("scripts/release \"$GITHUB_REF_NAME\" --registry \"ghcr.io/"),
+        release.contains("scripts/release \"$GITHUB_REF_NAME\" --registry ghcr.io --out release"),
         "{release}"
     );
     assert!(release.contains("OCI_PASSWORD: ${{ secrets.GITHUB_TOKEN }}"), "{release}");

@@ -22,24 +22,36 @@ const INTERVAL: u64 = 2;
 
 /// A HOME, wasm-pkg config and cache of their own (Spin caches registry downloads under
 /// `$XDG_CACHE_HOME/spin`); cargo and rustup keep the user's, so `spin build` compiles offline.
-struct Home {
+pub(super) struct Home {
     dir: PathBuf,
 }
 
 impl Home {
-    fn new(dir: &Path, registry: Option<&str>) -> Home {
+    pub(super) fn new(dir: &Path, registry: Option<&str>) -> Home {
+        Home::with_login(dir, registry, None)
+    }
+
+    /// With the registry's credentials in the wasm-pkg config, as a protected registry needs.
+    pub(super) fn with_login(
+        dir: &Path,
+        registry: Option<&str>,
+        login: Option<(&str, &str)>,
+    ) -> Home {
         let config = dir.join("config/wasm-pkg");
         std::fs::create_dir_all(&config).unwrap();
         std::fs::create_dir_all(dir.join("cache")).unwrap();
         if let Some(registry) = registry {
             // wasm-pkg-client 0.11 (Spin 4.0.2) speaks HTTPS to every OCI registry unless told.
-            let text = format!("[registry.\"{registry}\".oci]\nprotocol = \"http\"\n");
+            let mut text = format!("[registry.\"{registry}\".oci]\nprotocol = \"http\"\n");
+            if let Some((user, password)) = login {
+                text += &format!("auth = {{ username = \"{user}\", password = \"{password}\" }}\n");
+            }
             std::fs::write(config.join("config.toml"), text).unwrap();
         }
         Home { dir: dir.to_path_buf() }
     }
 
-    fn env(&self) -> Vec<(String, String)> {
+    pub(super) fn env(&self) -> Vec<(String, String)> {
         let real_home = std::env::var("HOME").unwrap_or_default();
         let keep = |name: &str, default: String| std::env::var(name).unwrap_or(default);
         vec![
@@ -203,13 +215,13 @@ fn a_spin_app_takes_the_component_from_a_registry_and_runs_a_guarded_job() {
 }
 
 /// A static file server on loopback for the `{ url, digest }` form (Python's http.server).
-struct FileServer {
-    port: u16,
+pub(super) struct FileServer {
+    pub(super) port: u16,
     child: std::process::Child,
 }
 
 impl FileServer {
-    fn start(directory: &Path) -> FileServer {
+    pub(super) fn start(directory: &Path) -> FileServer {
         let port = spin::free_port();
         let child = Command::new("python3")
             .args(["-m", "http.server", "--bind", "127.0.0.1", &port.to_string(), "--directory"])

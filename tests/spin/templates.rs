@@ -20,6 +20,7 @@ use traffic_cop_testbed::azurite::Azurite;
 use traffic_cop_testbed::spin::{cron_line, find_spin};
 
 mod checks;
+mod no_clone;
 use checks::{check_component, check_generated, check_lock_follows_apps};
 
 struct Template {
@@ -555,10 +556,11 @@ fn the_lock_check_refuses_a_version_apart_from_the_apps() {
 }
 
 pub fn tests() -> Vec<Test> {
-    traffic_cop_testbed::tests![
+    let own = traffic_cop_testbed::tests![
         templates_install_generate_build_and_run_under_their_cron_lines,
         the_lock_check_refuses_a_version_apart_from_the_apps,
         the_trigger_polls_at_the_schedules_seconds_and_the_schedule_is_written_once,
         the_wrapped_template_guards_a_plain_handler,
-    ]
+    ];
+    [no_clone::tests(), own].concat()
 }

@@ -1,0 +1,215 @@
+//! A user without a clone, on Spin 4.0.2 with trigger-cron 0.5.0: the release (built here)
+//! served from loopback, its templates installed by `--tar` over HTTP, its components from a
+//! protected OCI registry (Debian's `docker-registry`, an htpasswd login), and a project
+//! generated outside this repository whose spin.toml names no path. Each Spin process has a
+//! HOME, config, cache and data directory of its own.
+
+use super::*;
+use crate::spin::registry::{FileServer, Home};
+use traffic_cop_testbed::oci_registry::{self, OciRegistry};
+
+const USER: &str = "release-reader";
+const PASSWORD: &str = "pull-only-secret";
+const NAME: &str = "nightly";
+
+/// The due times the wrapped job ran for, from one replica's log.
+fn calls(log: &str) -> Vec<String> {
+    let ran = format!("{NAME}: the job ran for the due time ");
+    log.lines().filter_map(|l| l.strip_prefix(ran.as_str())).map(str::to_string).collect()
+}
+
+/// Two replicas of `project` until three due times have run: each ran once.
+fn runs_once_per_due_time(spin: &Path, data: &Path, project: &Path, home: &Home, tag: &str) {
+    let azurite = Azurite::shared();
+    let container = format!("noclone-{tag}-{}", std::process::id());
+    let replicas: Vec<(Background, PathBuf)> = (0..2)
+        .map(|i| {
+            let dir = project.join(format!("{tag}-{i}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            let mut env = home.env();
+            env.extend(
+                [
+                    ("SPIN_DATA_DIR", data.display().to_string()),
+                    ("SPIN_VARIABLE_CONNECTION_STRING", azurite.connection_string()),
+                    (
+                        "SPIN_VARIABLE_STORAGE_ENDPOINT",
+                        format!("http://127.0.0.1:{}", azurite.port),
+                    ),
+                    ("SPIN_VARIABLE_CONTAINER", container.clone()),
+                    ("SPIN_VARIABLE_HOLDER", format!("{tag}-{i}")),
+                ]
+                .map(|(k, v)| (k.to_string(), v)),
+            );
+            let (logs, state) = (dir.join("logs"), dir.join("state"));
+            let manifest = project.join("spin.toml");
+            let args =
+                ["up", "-f", manifest.to_str().unwrap(), "--log-dir", logs.to_str().unwrap()]
+                    .into_iter()
+                    .chain(["--state-dir", state.to_str().unwrap()])
+                    .collect::<Vec<_>>();
+            let up = Background::start(
+                spin,
+                &args,
+                &env,
+                &dir.join("spin.out"),
+                Duration::from_secs(90),
+            );
+            (up, dir)
+        })
+        .collect();
+    let log = |dir: &PathBuf| {
+        std::fs::read_to_string(dir.join(format!("logs/{NAME}_stdout.txt"))).unwrap_or_default()
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut logs: Vec<String> = Vec::new();
+    while Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(500));
+        logs = replicas.iter().map(|(_, dir)| log(dir)).collect();
+        if logs.iter().map(|l| calls(l).len()).sum::<usize>() >= 3 {
+            break;
+        }
+    }
+    let outs: Vec<String> = replicas
+        .iter()
+        .map(|(_, dir)| std::fs::read_to_string(dir.join("spin.out")).unwrap_or_default())
+        .collect();
+    drop(replicas);
+    let mut dues: Vec<String> = logs.iter().flat_map(|l| calls(l)).collect();
+    assert!(dues.len() >= 3, "{tag}: fewer than 3 runs: {logs:#?} {outs:#?}");
+    let total = dues.len();
+    dues.sort();
+    dues.dedup();
+    assert_eq!(dues.len(), total, "{tag}: a due time ran twice: {logs:#?}");
+}
+
+fn a_user_without_a_clone_installs_the_released_templates_and_runs_a_guarded_job() {
+    let spin = require("real spin (no clone)", find_spin());
+    let plugin = require("real spin (no clone, cron 0.5.0)", cron_line("0.5.0"));
+    let program = require("an OCI registry", oci_registry::find());
+    traffic_cop_testbed::built::assert_app_built();
+    let work = scratch("no-clone-release");
+    let registry = OciRegistry::start_protected(&program, &work.join("registry"), USER, PASSWORD);
+    let release = work.join("release");
+    std::fs::create_dir_all(&release).unwrap();
+    let files = FileServer::start(&release);
+    let base = format!("http://127.0.0.1:{}", files.port);
+    let version = {
+        let text = std::fs::read_to_string(root().join("release.toml")).unwrap();
+        toml::from_str::<toml::Table>(&text).unwrap()["version"].as_str().unwrap().to_string()
+    };
+    let released = run(
+        Command::new(root().join("scripts/release"))
+            .args([&version, "--no-build", "--registry", &registry.name(), "--download-url", &base])
+            .arg("--out")
+            .arg(&release)
+            .env("OCI_USERNAME", USER)
+            .env("OCI_PASSWORD", PASSWORD),
+        Duration::from_secs(180),
+    );
+    assert!(released.ok(), "scripts/release {}", released.said());
+    assert!(!released.said().contains(PASSWORD), "the release printed the password");
+
+    // The user's side: nothing under this repository.
+    let user = std::env::temp_dir().join(format!("traffic-cop-no-clone-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&user);
+    std::fs::create_dir_all(&user).unwrap();
+    assert!(!user.starts_with(root()), "{}", user.display());
+    let home = Home::with_login(&user.join("home"), Some(&registry.name()), Some((USER, PASSWORD)));
+    let data = user.join("spin-data");
+    let copied = Command::new("cp").arg("-r").arg(&plugin).arg(&data).status().unwrap();
+    assert!(copied.success(), "the plugin's data dir copied");
+    let spin_in = |dir: &Path, args: &[&str]| {
+        let mut command = Command::new(&spin);
+        command.args(args).env("SPIN_DATA_DIR", &data).envs(home.env()).current_dir(dir);
+        command
+    };
+    let tarball = format!("{base}/traffic-cop-templates-{version}.tar.gz");
+    let installed = run(
+        &mut spin_in(&user, &["templates", "install", "--tar", &tarball]),
+        Duration::from_secs(60),
+    );
+    assert!(installed.ok(), "spin templates install --tar {}", installed.said());
+    let registry_value = format!("traffic-cop-registry={}", registry.name());
+    let args = [
+        "new",
+        "-t",
+        "traffic-cop-cron-rust-wrapped",
+        NAME,
+        "--accept-defaults",
+        "--no-vcs",
+        "-v",
+        &registry_value,
+        "-v",
+        "cron-expression=*/2 * * * * *",
+    ];
+    let generated = run(&mut spin_in(&user, &args), Duration::from_secs(60));
+    assert!(generated.ok(), "spin new {}", generated.said());
+    let project = user.join(NAME);
+    let manifest = std::fs::read_to_string(project.join("spin.toml")).unwrap();
+    assert!(!manifest.contains("path ="), "a path in the generated spin.toml: {manifest}");
+    for package in ["traffic-cop:cron-wrapper-async", "traffic-cop:lease-azure-async"] {
+        assert!(manifest.contains(&format!("package = \"{package}\"")), "{package}: {manifest}");
+    }
+    let built =
+        run(&mut spin_in(&project, &["build", "--skip-generate-wits"]), Duration::from_secs(400));
+    assert!(built.ok(), "spin build {}", built.said());
+    runs_once_per_due_time(&spin, &data, &project, &home, "registry");
+
+    // Spin's pulls (oci-client) passed the login; an anonymous one is answered 401.
+    let log = registry.access_log();
+    let pulled = |what: &str| {
+        log.lines().any(|l| {
+            l.contains("msg=\"authorized request\"")
+                && l.contains("useragent=oci-client")
+                && l.contains(&format!("uri={what}"))
+        })
+    };
+    assert!(pulled("/v2/traffic-cop/cron-wrapper-async/manifests/"), "{log}");
+    assert!(pulled("/v2/traffic-cop/lease-azure-async/manifests/"), "{log}");
+    let anonymous = traffic_cop_testbed::spin::http(
+        registry.port,
+        "GET",
+        &format!("/v2/traffic-cop/lease-azure-async/manifests/{version}"),
+        Duration::from_secs(5),
+    );
+    assert_eq!(anonymous.map(|(status, _)| status).ok(), Some(401));
+
+    // The same app with the release's `{ url, digest }` lines (USING.md's) instead.
+    let using = std::fs::read_to_string(release.join("USING.md")).unwrap();
+    let line_for = |file: &str| {
+        using.lines().find(|l| l.contains(&format!("/{file}\""))).expect(file).to_string()
+    };
+    let by_url: Vec<String> = manifest
+        .lines()
+        .map(|l| {
+            if l.contains("package = \"traffic-cop:cron-wrapper-async\"") {
+                line_for("cron_wrapper_async.wasm")
+            } else if l.contains("package = \"traffic-cop:lease-azure-async\"") {
+                line_for("traffic_cop_async.wasm")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    std::fs::write(project.join("spin.toml"), by_url.join("\n") + "\n").unwrap();
+    let url_home = Home::new(&user.join("home-url"), None);
+    let built = run(
+        Command::new(&spin)
+            .args(["build", "--skip-generate-wits"])
+            .env("SPIN_DATA_DIR", &data)
+            .envs(url_home.env())
+            .current_dir(&project),
+        Duration::from_secs(300),
+    );
+    assert!(built.ok(), "spin build (url) {}", built.said());
+    runs_once_per_due_time(&spin, &data, &project, &url_home, "url");
+    drop(files);
+    let _ = std::fs::remove_dir_all(&user);
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+pub(super) fn tests() -> Vec<Test> {
+    traffic_cop_testbed::tests![
+        a_user_without_a_clone_installs_the_released_templates_and_runs_a_guarded_job
+    ]
+}
