@@ -124,7 +124,7 @@ fn release(registry: &OciRegistry, out: &Path) -> String {
 }
 
 /// `spin up` for an app that must fail to load: what it printed.
-fn refused(spin: &Path, data: &Path, manifest: &Path, home: &Home) -> String {
+pub(super) fn refused(spin: &Path, data: &Path, manifest: &Path, home: &Home) -> String {
     let out = Command::new(spin)
         .args(["up", "-f"])
         .arg(manifest)

@@ -5,7 +5,7 @@
 //! HOME, config, cache and data directory of its own.
 
 use super::*;
-use crate::spin::registry::{FileServer, Home};
+use crate::spin::registry::{refused, FileServer, Home};
 use traffic_cop_testbed::oci_registry::{self, OciRegistry};
 
 const USER: &str = "release-reader";
@@ -174,6 +174,39 @@ fn a_user_without_a_clone_installs_the_released_templates_and_runs_a_guarded_job
     );
     assert_eq!(anonymous.map(|(status, _)| status).ok(), Some(401));
 
+    // Refusals, in Spin's words as the docs quote them: a wrong password, then a layer
+    // tampered with in the registry (a fresh cache, so the registry is asked).
+    let quoted = std::fs::read_to_string(root().join("docs/spin-and-spinkube.md")).unwrap();
+    let manifest_path = project.join("spin.toml");
+    let wrong =
+        Home::with_login(&user.join("home-wrong"), Some(&registry.name()), Some((USER, "not-it")));
+    let said = refused(&spin, &data, &manifest_path, &wrong);
+    assert!(!said.contains(PASSWORD) && !said.contains("not-it"), "Spin printed a password");
+    println!("wrong credentials: {said}");
+    let lease_sha = release_sha(&release, "traffic_cop_async.wasm");
+    let blob = work.join(format!(
+        "registry/storage/docker/registry/v2/blobs/sha256/{}/{lease_sha}/data",
+        &lease_sha[..2]
+    ));
+    let mut tampered = std::fs::read(&blob).expect("the layer in the registry's storage");
+    let at = tampered.len() / 2;
+    tampered[at] ^= 0xff;
+    std::fs::write(&blob, tampered).unwrap();
+    let fresh = Home::with_login(
+        &user.join("home-tampered"),
+        Some(&registry.name()),
+        Some((USER, PASSWORD)),
+    );
+    let said_tampered = refused(&spin, &data, &manifest_path, &fresh);
+    println!("tampered: {said_tampered}");
+    for (case, said, quote) in [
+        ("wrong credentials", &said, "Not authorized"),
+        ("a tampered layer", &said_tampered, "Invalid digest"),
+    ] {
+        assert!(said.contains(quote), "{case}: Spin said {said}");
+        assert!(quoted.contains(&format!("`{quote}`")), "the docs do not quote {quote:?}");
+    }
+
     // The same app with the release's `{ url, digest }` lines (USING.md's) instead.
     let using = std::fs::read_to_string(release.join("USING.md")).unwrap();
     let line_for = |file: &str| {
@@ -206,6 +239,13 @@ fn a_user_without_a_clone_installs_the_released_templates_and_runs_a_guarded_job
     drop(files);
     let _ = std::fs::remove_dir_all(&user);
     let _ = std::fs::remove_dir_all(&work);
+}
+
+/// The sha256 of one file of the release directory, from its SHA256SUMS.
+fn release_sha(release: &Path, file: &str) -> String {
+    let sums = std::fs::read_to_string(release.join("SHA256SUMS")).unwrap();
+    let line = sums.lines().find(|l| l.ends_with(&format!("  {file}"))).expect(file);
+    line.split_once("  ").unwrap().0.to_string()
 }
 
 pub(super) fn tests() -> Vec<Test> {
