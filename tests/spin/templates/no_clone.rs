@@ -12,14 +12,20 @@ const USER: &str = "release-reader";
 const PASSWORD: &str = "pull-only-secret";
 const NAME: &str = "nightly";
 
-/// The due times the wrapped job ran for, from one replica's log.
-fn calls(log: &str) -> Vec<String> {
-    let ran = format!("{NAME}: the job ran for the due time ");
-    log.lines().filter_map(|l| l.strip_prefix(ran.as_str())).map(str::to_string).collect()
+/// The due times a job ran for, from one replica's log: what follows `ran` on its lines.
+fn calls(log: &str, ran: &str) -> Vec<String> {
+    log.lines().filter_map(|l| l.strip_prefix(ran)).map(str::to_string).collect()
 }
 
-/// Two replicas of `project` until three due times have run: each ran once.
-fn runs_once_per_due_time(spin: &Path, data: &Path, project: &Path, home: &Home, tag: &str) {
+/// Two replicas of `project` until three due times have run (the job printing `ran` and the
+/// due time for each): each ran once.
+fn runs_once_per_due_time(
+    (spin, data, project): (&Path, &Path, &Path),
+    home: &Home,
+    tag: &str,
+    ran: &str,
+    extra: &[(&str, &str)],
+) {
     let azurite = Azurite::shared();
     let container = format!("noclone-{tag}-{}", std::process::id());
     let replicas: Vec<(Background, PathBuf)> = (0..2)
@@ -40,6 +46,7 @@ fn runs_once_per_due_time(spin: &Path, data: &Path, project: &Path, home: &Home,
                 ]
                 .map(|(k, v)| (k.to_string(), v)),
             );
+            env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
             let (logs, state) = (dir.join("logs"), dir.join("state"));
             let manifest = project.join("spin.toml");
             let args =
@@ -65,7 +72,7 @@ fn runs_once_per_due_time(spin: &Path, data: &Path, project: &Path, home: &Home,
     while Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(500));
         logs = replicas.iter().map(|(_, dir)| log(dir)).collect();
-        if logs.iter().map(|l| calls(l).len()).sum::<usize>() >= 3 {
+        if logs.iter().map(|l| calls(l, ran).len()).sum::<usize>() >= 3 {
             break;
         }
     }
@@ -74,7 +81,7 @@ fn runs_once_per_due_time(spin: &Path, data: &Path, project: &Path, home: &Home,
         .map(|(_, dir)| std::fs::read_to_string(dir.join("spin.out")).unwrap_or_default())
         .collect();
     drop(replicas);
-    let mut dues: Vec<String> = logs.iter().flat_map(|l| calls(l)).collect();
+    let mut dues: Vec<String> = logs.iter().flat_map(|l| calls(l, ran)).collect();
     assert!(dues.len() >= 3, "{tag}: fewer than 3 runs: {logs:#?} {outs:#?}");
     let total = dues.len();
     dues.sort();
@@ -93,10 +100,7 @@ fn a_user_without_a_clone_installs_the_released_templates_and_runs_a_guarded_job
     std::fs::create_dir_all(&release).unwrap();
     let files = FileServer::start(&release);
     let base = format!("http://127.0.0.1:{}", files.port);
-    let version = {
-        let text = std::fs::read_to_string(root().join("release.toml")).unwrap();
-        toml::from_str::<toml::Table>(&text).unwrap()["version"].as_str().unwrap().to_string()
-    };
+    let version = version();
     let released = run(
         Command::new(root().join("scripts/release"))
             .args([&version, "--no-build", "--registry", &registry.name(), "--download-url", &base])
@@ -153,7 +157,8 @@ fn a_user_without_a_clone_installs_the_released_templates_and_runs_a_guarded_job
     let built =
         run(&mut spin_in(&project, &["build", "--skip-generate-wits"]), Duration::from_secs(400));
     assert!(built.ok(), "spin build {}", built.said());
-    runs_once_per_due_time(&spin, &data, &project, &home, "registry");
+    let ran = format!("{NAME}: the job ran for the due time ");
+    runs_once_per_due_time((&spin, &data, &project), &home, "registry", &ran, &[]);
 
     // Spin's pulls (oci-client) passed the login; an anonymous one is answered 401.
     let log = registry.access_log();
@@ -235,10 +240,88 @@ fn a_user_without_a_clone_installs_the_released_templates_and_runs_a_guarded_job
         Duration::from_secs(300),
     );
     assert!(built.ok(), "spin build (url) {}", built.said());
-    runs_once_per_due_time(&spin, &data, &project, &url_home, "url");
+    runs_once_per_due_time((&spin, &data, &project), &url_home, "url", &ran, &[]);
     drop(files);
     let _ = std::fs::remove_dir_all(&user);
     let _ = std::fs::remove_dir_all(&work);
+}
+
+/// The docs' manifest for the sync wrapper (docs/wrappers.md, the block after its `example:
+/// sync-wrapper` mark) as a user fills it in from a release served at `base`: each `https://…/`
+/// file and `sha256:…` digest is the release's; the trigger asks every 2 s, not every minute.
+fn docs_sync_manifest(release: &Path, base: &str) -> String {
+    let docs = std::fs::read_to_string(root().join("docs/wrappers.md")).unwrap();
+    let mark = docs.find("<!-- example: sync-wrapper").expect("the example's mark");
+    let block = &docs[mark..];
+    let start = block.find("```toml\n").expect("its toml block") + "```toml\n".len();
+    let block = &block[start..start + block[start..].find("```").unwrap()];
+    assert!(block.contains("cron_expression = \"0 * * * * *\""), "{block}");
+    block
+        .replace("cron_expression = \"0 * * * * *\"", "cron_expression = \"*/2 * * * * *\"")
+        .lines()
+        .map(|line| match line.find("url = \"https://…/") {
+            Some(at) => {
+                let rest = &line[at + "url = \"https://…/".len()..];
+                let file = &rest[..rest.find('"').unwrap()];
+                let sha = release_sha(release, file);
+                line.replace("https://…", base).replace("sha256:…", &format!("sha256:{sha}"))
+            }
+            None => line.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The docs' spin.toml for the sync wrapper, on Spin 3.6.3 with trigger-cron 0.3.0 (what
+/// SpinKube's shim embeds): the wrapper and the lease component from the release's files,
+/// checked by digest, a sync job behind it, two replicas, one run per due time.
+fn the_docs_sync_wrapper_runs_from_the_release_on_spin_3_6_3() {
+    let (spin, plugin) =
+        require("Spin 3.6.3 with trigger-cron 0.3.0", traffic_cop_testbed::spin::spin_3());
+    traffic_cop_testbed::built::assert_app_built();
+    let job = traffic_cop_testbed::built::app_wasm("cron_handler_sync");
+    assert!(job.is_file(), "{} (scripts/build-components test-jobs)", job.display());
+    let work = scratch("no-clone-sync");
+    let release = work.join("release");
+    std::fs::create_dir_all(&release).unwrap();
+    let files = FileServer::start(&release);
+    let base = format!("http://127.0.0.1:{}", files.port);
+    let released = run(
+        Command::new(root().join("scripts/release"))
+            .args([&version(), "--no-build", "--download-url", &base])
+            .arg("--out")
+            .arg(&release),
+        Duration::from_secs(120),
+    );
+    assert!(released.ok(), "scripts/release {}", released.said());
+    let user = std::env::temp_dir().join(format!("traffic-cop-no-clone-3-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&user);
+    let project = user.join(NAME);
+    std::fs::create_dir_all(project.join("target/wasm32-wasip2/release")).unwrap();
+    std::fs::copy(&job, project.join("target/wasm32-wasip2/release/my_job.wasm")).unwrap();
+    let manifest = docs_sync_manifest(&release, &base);
+    assert!(!manifest.contains("path =") && !manifest.contains('…'), "{manifest}");
+    std::fs::write(project.join("spin.toml"), manifest).unwrap();
+    let data = user.join("spin-data");
+    let copied = Command::new("cp").arg("-r").arg(&plugin).arg(&data).status().unwrap();
+    assert!(copied.success(), "the plugin's data dir copied");
+    let home = Home::new(&user.join("home"), None);
+    let schedule = [("SPIN_VARIABLE_SCHEDULE", "*/2 * * * * *")];
+    runs_once_per_due_time(
+        (&spin, &data, &project),
+        &home,
+        "sync",
+        "handler called for ",
+        &schedule,
+    );
+    drop(files);
+    let _ = std::fs::remove_dir_all(&user);
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+fn version() -> String {
+    let text = std::fs::read_to_string(root().join("release.toml")).unwrap();
+    toml::from_str::<toml::Table>(&text).unwrap()["version"].as_str().unwrap().to_string()
 }
 
 /// The sha256 of one file of the release directory, from its SHA256SUMS.
@@ -250,6 +333,7 @@ fn release_sha(release: &Path, file: &str) -> String {
 
 pub(super) fn tests() -> Vec<Test> {
     traffic_cop_testbed::tests![
-        a_user_without_a_clone_installs_the_released_templates_and_runs_a_guarded_job
+        a_user_without_a_clone_installs_the_released_templates_and_runs_a_guarded_job,
+        the_docs_sync_wrapper_runs_from_the_release_on_spin_3_6_3,
     ]
 }
