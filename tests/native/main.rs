@@ -15,6 +15,7 @@ mod client;
 mod cron_croner;
 mod cron_dst;
 mod demo_deps;
+mod docs;
 mod edges;
 mod entra;
 mod fenced;
