@@ -123,6 +123,49 @@ fn release(registry: &OciRegistry, out: &Path) -> String {
     format!("sha256:{}", line.split_once("  ").unwrap().0)
 }
 
+/// A blob of the registry's storage (`distribution`'s filesystem layout), by its digest.
+fn stored_blob(storage: &Path, digest: &str) -> Vec<u8> {
+    let hex = digest.strip_prefix("sha256:").expect("a sha256 digest");
+    std::fs::read(storage.join(format!("blobs/sha256/{}/{hex}/data", &hex[..2])))
+        .unwrap_or_else(|e| panic!("blob {digest}: {e}"))
+}
+
+/// The OCI config `scripts/release` pushed for each component names its imports and exports
+/// as the component's world has them (wkg's form), read from the component itself.
+fn check_configs(storage: &Path) {
+    let config = |name: &str| -> serde_json::Value {
+        let tag = storage
+            .join(format!("repositories/traffic-cop/{name}/_manifests/tags/1.0.0/current/link"));
+        let manifest = std::fs::read_to_string(&tag).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let manifest: serde_json::Value =
+            serde_json::from_slice(&stored_blob(storage, manifest.trim())).unwrap();
+        let config = manifest["config"]["digest"].as_str().unwrap().to_string();
+        serde_json::from_slice::<serde_json::Value>(&stored_blob(storage, &config)).unwrap()
+            ["component"]
+            .clone()
+    };
+    let names = |value: &serde_json::Value| -> Vec<String> {
+        value.as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect()
+    };
+    let lease = config("lease-azure");
+    assert_eq!(
+        names(&lease["exports"]),
+        ["traffic-cop:lease/lease@1.0.0", "traffic-cop:lease/guard@1.0.0"]
+    );
+    assert!(
+        names(&lease["imports"]).iter().any(|i| i.starts_with("wasi:http/outgoing-handler@")),
+        "{lease}"
+    );
+    let wrapper = config("cron-wrapper-async");
+    let imports = names(&wrapper["imports"]);
+    for needed in
+        ["traffic-cop:lease/guard@1.0.0", "traffic-cop:lease/hold@0.5.0", "handle-cron-event"]
+    {
+        assert!(imports.iter().any(|i| i == needed), "{needed} in {imports:?}");
+    }
+    assert_eq!(names(&wrapper["exports"]), ["handle-cron-event"], "{wrapper}");
+}
+
 /// `spin up` for an app that must fail to load: what it printed.
 pub(super) fn refused(spin: &Path, data: &Path, manifest: &Path, home: &Home) -> String {
     let out = Command::new(spin)
@@ -146,6 +189,7 @@ fn a_spin_app_takes_the_component_from_a_registry_and_runs_a_guarded_job() {
     let dir = story::story_dir("registry");
     let mut registry = OciRegistry::start(&program, &dir.join("registry"));
     let digest = release(&registry, &dir.join("release"));
+    check_configs(&dir.join("registry/storage/docker/registry/v2"));
     let home = Home::new(&dir.join("home"), Some(&registry.name()));
     let dependency = format!(
         "{{ version = \"^1.0.0\", package = \"traffic-cop:lease-azure\", registry = \"{}\" }}",
