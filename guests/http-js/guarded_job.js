@@ -6,8 +6,7 @@
 // wall clock's 3 s slot (ok, fail, trap, ok).
 
 import { getEnvironment } from 'wasi:cli/environment@0.2.0';
-import { currentRun, guarded } from '../js/guarded.js';
-import { respond } from '../js/http_io.js';
+import { currentRun, guarded, respond } from '../js/guarded.js';
 
 const variable = (name) => Object.fromEntries(getEnvironment())[name];
 

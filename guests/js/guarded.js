@@ -13,8 +13,7 @@
 
 import { get } from 'fermyon:spin/variables@2.0.0';
 import { guardedInvoke } from 'traffic-cop:lease/guard@1.0.0';
-import { ResponseOutparam } from 'wasi:http/types@0.2.0';
-import { respond } from './http_io.js';
+import { Fields, OutgoingBody, OutgoingResponse, ResponseOutparam } from 'wasi:http/types@0.2.0';
 
 // The guard's settings: these Spin variables as they are (the guard reads and judges them).
 const VARIABLES = ['connection_string', 'container', 'lock', 'holder', 'lease_seconds',
@@ -22,8 +21,6 @@ const VARIABLES = ['connection_string', 'container', 'lock', 'holder', 'lease_se
   'starting_deadline_seconds', 'replace_after_seconds', 'wait_ms', 'max_job_seconds'];
 const camel = (name) => name.replace(/_(.)/g, (_, c) => c.toUpperCase());
 const variable = (name) => { try { return get(name); } catch { return undefined; } };
-// u64 values are BigInts, which JSON.stringify refuses.
-const json = (value) => JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? Number(v) : v));
 let run = null;
 
 // The run the handler is called for: its fencingToken, dueAtMs and missed (BigInts).
@@ -31,65 +28,55 @@ export const currentRun = () => (run ? { ...run } : null);
 
 export function guarded(handle) {
   return async function guardedHandle(request, responseOut) {
-    const report = { lock: variable('lock'), holder: variable('holder') || null, decision: 'skip' };
-    Object.assign(report, { reason: null, variable: null, fencing_token: null, due_at_ms: null });
-    Object.assign(report, { late_by_ms: null, missed: null, manual_by: null, previous_abandoned: false });
-    const settings = Object.fromEntries(VARIABLES.map((n) => [camel(n), variable(n)]));
-    const decision = guardedInvoke(settings);
-    let status = null;
+    const decision = guardedInvoke(Object.fromEntries(VARIABLES.map((n) => [camel(n), variable(n)])));
+    const said = decision.tag === 'skip' ? decision.val : await ran(decision.val, handle, request, responseOut);
+    console.log(said.report);
+    console.error(`http ${request.pathWithQuery() ?? '/'}: ${said.text}`);
     if (decision.tag === 'skip') {
-      const reason = decision.val.reason;
-      status = 200;
-      Object.assign(report, { reason: reason.tag, due_at_ms: reason.val?.dueAtMs ?? null });
-      if (reason.tag === 'error' && reason.val.tag === 'bad-setting') {
-        Object.assign(report, { decision: 'error', reason: 'misconfigured', variable: reason.val.val.variable });
-        status = 500;
-      }
-      report.detail = decision.val.text;
-    } else {
-      Object.assign(report, await ran(decision.val, () => called(handle, request, responseOut)));
+      const bad = said.reason.tag === 'error' && said.reason.val.tag === 'bad-setting';
+      respond(responseOut, bad ? 500 : 200, 'application/json', said.report);
     }
-    console.log(json(report));
-    console.error(`http ${request.pathWithQuery() ?? '/'}: ${report.detail}`);
-    if (status !== null) respond(responseOut, status, 'application/json', json(report));
   };
 }
 
-// The handler called under `granted`, its answer the run's outcome: the report's run fields.
-async function ran(granted, call) {
+// The handler called under `granted`; the answer it sets through `ResponseOutparam.set` (passed
+// on unchanged) is the run's outcome: a status of 400 or more, or none, a failure.
+async function ran(granted, handle, request, responseOut) {
   const details = granted.details();
   const due = details.pastDue;
   run = { fencingToken: details.fencingToken, dueAtMs: due.dueAtMs, missed: due.missed };
-  let answered;
-  try {
-    answered = await call();
-  } finally {
-    run = null;
-  }
-  const [status, error] = answered;
-  const said = status === null ? error : `the handler answered ${status}`;
-  const failed = status === null || status >= 400;
-  const finished = granted.complete({ tag: failed ? 'failure' : 'success', val: said });
-  return { decision: 'run', holder: details.holder, fencing_token: details.fencingToken,
-    due_at_ms: due.dueAtMs, late_by_ms: due.lateByMs, missed: due.missed,
-    manual_by: details.manualBy ?? null, previous_abandoned: details.previousAbandoned,
-    detail: finished.text };
-}
-
-// Calls the handler: the status it answered, or null and why, read from its
-// `ResponseOutparam.set`; the response it sets is passed on unchanged.
-async function called(handle, request, responseOut) {
   const answers = [];
   const set = ResponseOutparam.set;
   ResponseOutparam.set = (out, response) => {
-    if (response.tag === 'ok') answers.push([response.val.statusCode(), null]);
-    else answers.push([null, `it answered the error ${JSON.stringify(response.val)}`]);
+    if (response.tag === 'ok') answers.push(response.val.statusCode());
+    else answers.push(`it answered the error ${JSON.stringify(response.val)}`);
     return set.call(ResponseOutparam, out, response);
   };
   try {
     await handle(request, responseOut);
   } finally {
     ResponseOutparam.set = set;
+    run = null;
   }
-  return answers[0] ?? [null, 'it set no response'];
+  const said = answers[0] ?? 'it set no response';
+  const failed = typeof said !== 'number' || said >= 400;
+  const text = typeof said === 'number' ? `the handler answered ${said}` : said;
+  return granted.complete({ tag: failed ? 'failure' : 'success', val: text });
+}
+
+// Answers with `text` (the decision for a skip; the test job's own answers too).
+export function respond(responseOut, status, contentType, text) {
+  const enc = (v) => new TextEncoder().encode(v);
+  const bytes = enc(text);
+  const headers = [['content-type', enc(contentType)], ['content-length', enc(String(bytes.length))]];
+  const response = new OutgoingResponse(Fields.fromList(headers));
+  response.setStatusCode(status);
+  const body = response.body();
+  ResponseOutparam.set(responseOut, { tag: 'ok', val: response });
+  const stream = body.write();
+  // blocking-write-and-flush takes at most 4096 bytes per call.
+  for (let at = 0; at < bytes.length; at += 4096) stream.blockingWriteAndFlush(bytes.subarray(at, at + 4096));
+  // The stream must be dropped before its body can be finished.
+  stream[Symbol.dispose]();
+  OutgoingBody.finish(body, undefined);
 }

@@ -11,21 +11,13 @@ Nothing renews the lease while the handler runs, so it must end within its lease
 changed, so the handler asks `current_run()` for its fencing token instead of reading headers.
 """
 
-import functools
-import json
-import re
 import sys
+from dataclasses import fields
 
 from componentize_py_types import Err, Ok
 from wit_world.imports import guard, lease, variables
-from wit_world.imports.types import ResponseOutparam
+from wit_world.imports.types import Fields, OutgoingBody, OutgoingResponse, ResponseOutparam
 
-from http_io import respond
-
-# The guard's settings: these Spin variables as they are (the guard reads and judges them).
-VARIABLES = ("connection_string", "container", "lock", "holder", "lease_seconds",
-             "keep_alive_seconds", "schedule", "time_zone", "cron_dialect", "early_tolerance_ms",
-             "starting_deadline_seconds", "replace_after_seconds", "wait_ms", "max_job_seconds")
 _run = None
 
 
@@ -42,66 +34,60 @@ def variable(name):
 
 
 def guarded(handle):
-    @functools.wraps(handle)
     def guarded_handle(self, request, response_out):
-        report = dict(lock=variable("lock"), holder=variable("holder") or None, decision="skip")
-        report.update(reason=None, variable=None, fencing_token=None, due_at_ms=None)
-        report.update(late_by_ms=None, missed=None, manual_by=None, previous_abandoned=False)
-        decision = guard.guarded_invoke(guard.Settings(**{n: variable(n) for n in VARIABLES}))
-        status = None
+        settings = {field.name: variable(field.name) for field in fields(guard.Settings)}
+        decision, status = guard.guarded_invoke(guard.Settings(**settings)), None
         if isinstance(decision, guard.Decision_Skip):
-            reason, status = decision.value.reason, 200
-            kebab = re.sub(r"(?<!^)(?=[A-Z])", "-", type(reason).__name__.split("_", 1)[1])
-            report.update(reason=kebab.lower(), due_at_ms=getattr(reason.value, "due_at_ms", None))
-            if isinstance(getattr(reason, "value", None), lease.Error_BadSetting):
-                report.update(decision="error", reason="misconfigured", variable=reason.value.value.variable)
-                status = 500
-            report["detail"] = decision.value.text
+            said = decision.value
+            bad = isinstance(getattr(said.reason, "value", None), lease.Error_BadSetting)
+            status = 500 if bad else 200
         else:
-            report.update(ran(decision.value, lambda: called(handle, self, request, response_out)))
-        print(json.dumps(report), flush=True)
-        print(f"http {request.path_with_query() or '/'}: {report['detail']}", file=sys.stderr, flush=True)
+            said = ran(decision.value, handle, self, request, response_out)
+        print(said.report, flush=True)
+        print(f"http {request.path_with_query() or '/'}: {said.text}", file=sys.stderr, flush=True)
         if status is not None:
-            respond(response_out, status, "application/json", json.dumps(report))
+            respond(response_out, status, "application/json", said.report)
 
     return guarded_handle
 
 
-def ran(run, call):
-    """The handler called under `run`, its answer the run's outcome: the report's run fields."""
+def ran(run, handle, *args):
+    """The handler called under `run`; the answer it sets through `ResponseOutparam.set`
+    (passed on unchanged) is the run's outcome: a status of 400 or more, or none, a failure."""
     global _run
-    details = run.details()
+    details, answers = run.details(), []
     due = details.past_due
     _run = dict(fencing_token=details.fencing_token, due_at_ms=due.due_at_ms, missed=due.missed)
-    try:
-        status, error = call()
-    finally:
-        _run = None
-    said = error if status is None else f"the handler answered {status}"
-    failed = status is None or status >= 400
-    finished = run.complete(guard.Outcome_Failure(said) if failed else guard.Outcome_Success(said))
-    return dict(decision="run", holder=details.holder, fencing_token=details.fencing_token,
-                due_at_ms=due.due_at_ms, late_by_ms=due.late_by_ms, missed=due.missed,
-                manual_by=details.manual_by, previous_abandoned=details.previous_abandoned,
-                detail=finished.text)
-
-
-def called(handle, self, request, response_out):
-    """Calls the handler: the status it answered, or None and why, read from its
-    `ResponseOutparam.set`; the response it sets is passed on unchanged."""
-    answers = []
     own, setter = ResponseOutparam.__dict__["set"], ResponseOutparam.set
 
     def recording(cls, out, response):
-        if isinstance(response, Ok):
-            answers.append((response.value.status_code(), None))
-        else:
-            answers.append((None, f"it answered the error {response.value}"))
+        error = None if isinstance(response, Ok) else f"it answered the error {response.value}"
+        answers.append(error or response.value.status_code())
         setter(out, response)
 
     ResponseOutparam.set = classmethod(recording)
     try:
-        handle(self, request, response_out)
+        handle(*args)
     finally:
-        ResponseOutparam.set = own
-    return answers[0] if answers else (None, "it set no response")
+        ResponseOutparam.set, _run = own, None
+    said = answers[0] if answers else "it set no response"
+    if isinstance(said, int) and said < 400:
+        return run.complete(guard.Outcome_Success(f"the handler answered {said}"))
+    said = f"the handler answered {said}" if isinstance(said, int) else said
+    return run.complete(guard.Outcome_Failure(said))
+
+
+def respond(response_out, status, content_type, text):
+    """Answers with `text` (the decision for a skip; the test job's own answers too)."""
+    data = text.encode()
+    headers = [("content-type", content_type.encode()), ("content-length", str(len(data)).encode())]
+    response = OutgoingResponse(Fields.from_list(headers))
+    response.set_status_code(status)
+    body = response.body()
+    ResponseOutparam.set(response_out, Ok(response))
+    # The stream is dropped (leaving `with`) before the body is finished; a blocking write
+    # takes at most 4096 bytes.
+    with body.write() as stream:
+        for start in range(0, len(data), 4096):
+            stream.blocking_write_and_flush(data[start : start + 4096])
+    OutgoingBody.finish(body, None)

@@ -166,8 +166,10 @@ impl GuestRun for GrantedRun {
             core::RunEnd::Stopped(lost) => Some(lost.clone()),
             core::RunEnd::Closed { failed, .. } => failed.clone(),
         };
+        let text = core::finished_line(&self.ticket, &outcome, &summary, &end);
         wit::Finished {
-            text: core::finished_line(&self.ticket, &outcome, &summary, &end),
+            report: core::run_log(&self.held.current(&self.ticket), &end, &text),
+            text,
             error: failure.map(error),
         }
     }
@@ -304,5 +306,7 @@ fn skip(
         None => raw.holder.clone().unwrap_or_else(|| "this replica".into()),
     };
     let text = core::skip_line(&holder, &reason, options);
-    wit::Decision::Skip(wit::Skipped { reason: convert::skip_reason(reason), text })
+    let lock = raw.lock.as_deref().map(str::trim).unwrap_or_default();
+    let report = core::skip_log(lock, &holder, &reason, options, &text);
+    wit::Decision::Skip(wit::Skipped { reason: convert::skip_reason(reason), text, report })
 }

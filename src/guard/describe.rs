@@ -94,7 +94,7 @@ pub fn describe_run(ticket: &Ticket) -> String {
     line + &format!(", fencing token {}", ticket.fencing_token)
 }
 
-fn shown(at_ms: u64, options: Option<&GuardOptions>) -> String {
+pub(super) fn shown(at_ms: u64, options: Option<&GuardOptions>) -> String {
     match options.map(GuardOptions::schedule) {
         Some(Schedule::Cron(cron)) => {
             civil::iso8601(at_ms, cron.zone().offset_at((at_ms / 1000) as i64))

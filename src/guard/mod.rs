@@ -37,6 +37,7 @@ mod claim;
 mod claim_state;
 mod complete;
 mod decide;
+mod decision_log;
 mod describe;
 mod fenced;
 mod grant;
@@ -65,6 +66,7 @@ pub use check::{
 pub use claim::{claim, Claim};
 pub use complete::complete;
 pub use decide::{decide, Contend, Verdict};
+pub use decision_log::{run_log, skip_log};
 pub use describe::{
     deferral, describe_run, describe_skip, duration, error_text, finished_line, run_line,
     skip_line, RunEnd,

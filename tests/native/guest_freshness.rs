@@ -27,7 +27,7 @@ fn repo(name: &str, language: &str, entry: &str) -> (std::path::PathBuf, SystemT
 #[test]
 fn a_guest_module_newer_than_the_build_makes_it_stale() {
     for (language, entry, module) in [
-        ("js", "http-js/guarded_job.js", "js/http_io.js"),
+        ("js", "http-js/guarded_job.js", "js/guarded.js"),
         ("python", "http-python/guarded_job.py", "python/guarded.py"),
     ] {
         let (root, built) = repo(language, language, entry);

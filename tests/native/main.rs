@@ -14,6 +14,7 @@ mod claim_scale;
 mod client;
 mod cron_croner;
 mod cron_dst;
+mod decision_log;
 mod demo_deps;
 mod docs;
 mod edges;

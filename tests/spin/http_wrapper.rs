@@ -81,6 +81,8 @@ fn kill_story(name: &str, how: Wrapping) {
     check_board(&fleet, port);
     let said = fleet.said();
     let (called, decisions, answers) = (fleet.called(), fleet.decisions(), fleet.answers());
+    let lines = fleet.lines_are_the_components();
+    assert!(lines >= 8, "{lines} decision lines: {said}");
     let fleet_tokens: Vec<Vec<u64>> = (0..3).map(|i| fleet.given_tokens(i)).collect();
     let bodies: Vec<Vec<(usize, String)>> = (0..3).map(|i| fleet.bodies_read(i)).collect();
     fleet.stop();
@@ -199,6 +201,7 @@ fn outcomes_story(name: &str, how: Wrapping) {
     // What the lock recorded for each run, by its token (the board, which the kill story
     // checks against the Azure SDK); the calls' tokens in call order, a trapped one's too.
     let recorded = recorded_outcomes(fleet.port(0).unwrap());
+    fleet.lines_are_the_components();
     let given = fleet.given_tokens(0);
     fleet.stop();
     assert!(done, "no failure and abandoned trap seen: {said}");

@@ -272,6 +272,53 @@ impl Fleet {
     }
 }
 
+/// The decision log's line as the lease component writes it (src/guard/decision_log.rs): these
+/// fields, in this order, and no other.
+#[derive(serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+struct ComponentLine {
+    lock: String,
+    holder: String,
+    decision: String,
+    reason: Option<String>,
+    variable: Option<String>,
+    fencing_token: Option<u64>,
+    due_at_ms: Option<u64>,
+    due_at: Option<String>,
+    late_by_ms: Option<u64>,
+    missed: Option<u64>,
+    manual_by: Option<String>,
+    previous_abandoned: bool,
+    detail: String,
+    blocked: bool,
+}
+
+impl Fleet {
+    /// Every decision line a replica printed is the lease component's, byte for byte (an
+    /// adapter that wrote its own, with other fields, order, spacing or numbers, fails here),
+    /// and its stderr carries the same `detail` after its prefix. Returns how many lines.
+    pub fn lines_are_the_components(&self) -> usize {
+        let mut checked = 0;
+        for replica in 0..self.dirs.len() {
+            let stderr = self.stderr(replica);
+            for line in self.stdout(replica).lines().filter(|l| l.starts_with('{')) {
+                let parsed: ComponentLine = serde_json::from_str(line).unwrap_or_else(|e| {
+                    panic!("replica {replica}: not the component's ({e}): {line}")
+                });
+                let again = serde_json::to_string(&parsed).unwrap();
+                assert_eq!(line, again, "replica {replica}: the line was rewritten");
+                let tail = format!(": {}", parsed.detail);
+                assert!(
+                    stderr.lines().any(|l| l.ends_with(&tail)),
+                    "replica {replica}: stderr lacks {tail:?}:\n{stderr}"
+                );
+                checked += 1;
+            }
+        }
+        checked
+    }
+}
+
 /// A decision line (`{"decision": …}`) of the wrapper's stdout.
 pub fn decision(replica: usize, line: &str) -> Option<Decision> {
     if !line.starts_with('{') {

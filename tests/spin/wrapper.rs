@@ -260,6 +260,7 @@ fn guest_story(name: &str, how: Wrapping, what: &str) {
     });
     let said = fleet.said();
     let (calls, decisions) = (fleet.calls(), fleet.decisions());
+    fleet.lines_are_the_components();
     fleet.stop();
     assert!(done, "{what}: no success and failure seen: {said}");
     let by_due = calls_by_due(&calls);

@@ -98,10 +98,14 @@ fn signals_past_due_skips_too_late_and_shows_next_due(
     let late_due = wait_for_due(job.phase, 2_000);
     assert_eq!(late_due, next);
     match fresh().guarded_invoke(&job.with_deadline(Some(1))) {
-        Decision::Skip(v1::Skipped { reason: SkipReason::TooLate(late), text }) => {
+        Decision::Skip(v1::Skipped { reason: SkipReason::TooLate(late), text, report }) => {
             assert_eq!((late.due_at_ms, late.next_due_ms), (next, next + INTERVAL * 1000));
             assert!((2_000..3_000).contains(&late.late_by_ms), "{late:?}");
             assert!(text.starts_with("[due] skipped the due time "), "{text}");
+            // The decision log's line, as the component writes it for every adapter to print.
+            let line: serde_json::Value = serde_json::from_str(&report).expect(&report);
+            assert_eq!((&line["reason"], &line["detail"]), (&"too-late".into(), &text.into()));
+            assert_eq!(line["due_at_ms"], next, "{report}");
         }
         Decision::Skip(skipped) => panic!("expected too-late, got {skipped:?}"),
         Decision::Run(_) => panic!("expected too-late, got a run"),

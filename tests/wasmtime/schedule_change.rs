@@ -68,7 +68,7 @@ fn a_schedule_changed_in_the_afternoon_does_not_run_this_mornings_due_time() {
     let mut covered = 0;
     for at in [1, 2, 3, 4, 43, 60 * 11].map(|minutes| BERLIN_1347 + minutes * MINUTE + 4) {
         match tick(at, &nightly) {
-            Ticked::Skipped(v1::Skipped { reason: SkipReason::AlreadyRan(ran), text }) => {
+            Ticked::Skipped(v1::Skipped { reason: SkipReason::AlreadyRan(ran), text, .. }) => {
                 assert_eq!(secs(ran.due_at_ms), this_morning, "{ran:?}");
                 assert_eq!(secs(ran.started_at_ms), last_start, "names the 13:47 run: {ran:?}");
                 assert_eq!(ran.holder.as_deref(), Some("replica"));

@@ -36,10 +36,10 @@ async fn tick(settings: &Settings) -> TickReport {
         Turn::Granted(granted) => granted,
     };
     if granted.beside_hold(work(settings.work_ms)).await.is_none() {
-        return granted.finish(settings, &Outcome::Failure(String::new()));
+        return granted.finish(&Outcome::Failure(String::new()));
     }
     let outcome = report_and_write(settings, &granted.run, &granted.details);
-    granted.finish(settings, &outcome)
+    granted.finish(&outcome)
 }
 
 /// The long part of the job: `work_ms` of waiting that yields, so `hold` renews meanwhile.

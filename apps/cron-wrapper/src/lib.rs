@@ -17,11 +17,7 @@ export!(Wrapper);
 impl Guest for Wrapper {
     fn handle_cron_event(metadata: Metadata) -> Result<(), Error> {
         let prefix = traffic_cop_app::woken_by_cron(metadata.timestamp);
-        let settings = Settings::from_wasi_config().map_err(|bad| {
-            eprintln!("{prefix}error: {bad}");
-            Error::Other(bad.to_string())
-        })?;
-        let (report, answer) = tick(&settings);
+        let (report, answer) = tick(&Settings::from_wasi_config());
         report.print(&prefix);
         if report.is_misconfigured() {
             return Err(Error::Other(report.detail));

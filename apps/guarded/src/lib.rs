@@ -11,15 +11,14 @@
 //!
 //! Every request the component gets is a tick, answered as the WASI 0.3 HTTP wrapper answers:
 //! a skip 200 with the decision as JSON, a run the handler's own response (a status of 400 or
-//! more is the run's failure), settings that cannot be used 500. The handler's request carries the run in `RUN_HEADERS`, which replace
-//! any the caller sent. Nothing renews the lease while the handler runs (WASI 0.2 has no
+//! more is the run's failure), settings that cannot be used 500. The handler's request carries
+//! the run in `RUN_HEADERS`, which replace any the caller sent. Nothing renews the lease while the handler runs (WASI 0.2 has no
 //! background task), so the handler must end within its lease, as behind the sync cron wrapper:
 //! `max_job_seconds` states how long it may take, and a longer one than the lease is refused.
 
 use spin_sdk::http::IntoResponse;
 use std::future::Future;
-use traffic_cop_app::RUN_HEADERS;
-use traffic_cop_app::{answered, run_header_values, run_unrenewed, Settings, TickReport};
+use traffic_cop_app::{answered, run_header_values, run_unrenewed, Settings, RUN_HEADERS};
 
 pub use spin_sdk::http::{Request, Response};
 pub use traffic_cop_guarded_macro::guarded;
@@ -35,40 +34,23 @@ where
         "" => format!("http {}: ", request.path()),
         query => format!("http {}?{query}: ", request.path()),
     };
-    let settings = match Settings::from_wasi_config() {
-        Ok(settings) => settings,
-        Err(bad) => {
-            eprintln!("{prefix}error: {bad}");
-            return answer(500, "text/plain; charset=utf-8", bad.to_string());
-        }
-    };
     let call = |run: &_| {
         for (name, value) in RUN_HEADERS.into_iter().zip(run_header_values(run)) {
             request.set_header(name, value);
         }
         async {
             let response = job(request).await.into_response();
-            (answered(*response.status()), response)
+            (answered(Ok(*response.status())), response)
         }
     };
-    match run_unrenewed(&settings, call).await {
-        (report, Some(response)) => {
-            report.print(&prefix);
-            response
-        }
-        (report, None) => {
-            let status = if report.is_misconfigured() { 500 } else { 200 };
-            decision(&prefix, status, report)
-        }
+    let (report, response) = run_unrenewed(&Settings::from_wasi_config(), call).await;
+    report.print(&prefix);
+    match response {
+        Some(response) => response,
+        None => Response::builder()
+            .status(report.status())
+            .header("content-type", "application/json")
+            .body(report.json())
+            .build(),
     }
-}
-
-/// The decision logged, and answered as JSON.
-fn decision(prefix: &str, status: u16, report: TickReport) -> Response {
-    report.print(prefix);
-    answer(status, "application/json", report.json())
-}
-
-fn answer(status: u16, content_type: &str, body: String) -> Response {
-    Response::builder().status(status).header("content-type", content_type).body(body).build()
 }

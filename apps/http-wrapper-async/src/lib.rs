@@ -21,9 +21,8 @@
 wit_bindgen::generate!({ world: "http-wrapper-async", path: "../wit", generate_all });
 
 use exports::wasi::http::handler::Guest;
-use traffic_cop_app::guard::{Outcome, RunDetails};
-use traffic_cop_app::{answered, run_header_values, run_holding, Settings};
-use traffic_cop_app::{TickReport, RUN_HEADERS};
+use traffic_cop_app::guard::RunDetails;
+use traffic_cop_app::{answered, run_header_values, run_holding, Settings, RUN_HEADERS};
 use wasi::http::handler::handle as wrapped_handle;
 use wasi::http::types::{ErrorCode, Fields, Request, Response};
 
@@ -34,47 +33,19 @@ export!(Wrapper);
 impl Guest for Wrapper {
     async fn handle(request: Request) -> Result<Response, ErrorCode> {
         let prefix = format!("http {}: ", request.get_path_with_query().unwrap_or_default());
-        let settings = match Settings::from_wasi_config() {
-            Ok(settings) => settings,
-            Err(bad) => {
-                eprintln!("{prefix}error: {bad}");
-                return Ok(answer(500, "text/plain; charset=utf-8", bad.to_string()));
+        let call = move |run: &RunDetails| {
+            let response = wrapped_handle(with_run(request, run));
+            async {
+                let response = response.await;
+                let status = response.as_ref().map(Response::get_status_code);
+                (answered(status.map_err(|error| format!("{error:?}"))), response)
             }
         };
-        let (report, reply) = tick(&settings, request).await;
+        let (report, response) = run_holding(&Settings::from_wasi_config(), call).await;
         report.print(&prefix);
-        match reply {
-            Answered::Decision(status) => Ok(answer(status, "application/json", report.json())),
-            Answered::Handler(response) => response,
-        }
-    }
-}
-
-/// What the caller gets: the decision itself, or the wrapped handler's own answer.
-enum Answered {
-    Decision(u16),
-    Handler(Result<Response, ErrorCode>),
-}
-
-async fn tick(settings: &Settings, request: Request) -> (TickReport, Answered) {
-    let call = move |run: &RunDetails| {
-        let response = wrapped_handle(with_run(request, run));
-        async {
-            let response = response.await;
-            let outcome = match &response {
-                Ok(response) => answered(response.get_status_code()),
-                Err(error) => Outcome::Failure(format!("the handler returned an error: {error:?}")),
-            };
-            (outcome, response)
-        }
-    };
-    match run_holding(settings, call).await {
-        (report, Some(response)) => (report, Answered::Handler(response)),
-        // A run whose lease was lost while the handler worked: its call was dropped.
-        (report, None) if report.fencing_token.is_some() => (report, Answered::Decision(503)),
-        (report, None) => {
-            let status = if report.is_misconfigured() { 500 } else { 200 };
-            (report, Answered::Decision(status))
+        match response {
+            Some(response) => response,
+            None => Ok(answer(report.status(), report.json())),
         }
     }
 }
@@ -89,13 +60,9 @@ fn with_run(request: Request, run: &RunDetails) -> Request {
         let _ = headers.delete(name);
         let _ = headers.append(name, value.as_bytes());
     }
-    let (method, path, scheme, authority, options) = (
-        request.get_method(),
-        request.get_path_with_query(),
-        request.get_scheme(),
-        request.get_authority(),
-        request.get_options(),
-    );
+    let (method, path, scheme) =
+        (request.get_method(), request.get_path_with_query(), request.get_scheme());
+    let (authority, options) = (request.get_authority(), request.get_options());
     let (read_writer, read_reader) = wit_future::new(|| Ok(()));
     let (body, trailers) = Request::consume_body(request, read_reader);
     let (forwarded, sent) = Request::new(headers, Some(body), trailers, options);
@@ -112,18 +79,17 @@ fn with_run(request: Request, run: &RunDetails) -> Request {
 }
 
 /// A response of the wrapper's own, its body written once the host reads it.
-fn answer(status: u16, content_type: &str, body: String) -> Response {
+fn answer(status: u16, json: String) -> Response {
     let headers = Fields::new();
-    // Both values are the wrapper's own constants, valid header values.
-    let _ = headers.append("content-type", content_type.as_bytes());
+    // A valid header, as is every status the wrapper answers with.
+    let _ = headers.append("content-type", b"application/json");
     let (mut body_writer, body_reader) = wit_stream::new();
-    let (trailers_writer, trailers_reader) = wit_future::new(|| Ok(None));
-    drop(trailers_writer);
-    let (response, _sent) = Response::new(headers, Some(body_reader), trailers_reader);
-    // Every status the wrapper answers with is a valid one.
+    // No trailers: the writer is dropped at once.
+    let (_, trailers) = wit_future::new(|| Ok(None));
+    let (response, _sent) = Response::new(headers, Some(body_reader), trailers);
     let _ = response.set_status_code(status);
     wit_bindgen::spawn_local(async move {
-        body_writer.write_all(body.into_bytes()).await;
+        body_writer.write_all(json.into_bytes()).await;
     });
     response
 }

@@ -1,125 +1,85 @@
 //! What a tick did: the decision log's JSON line (one per decision, on stdout, documented in
-//! docs/operations.md) and the line for people (on stderr), which is the lease component's
-//! own text for the decision or the run.
+//! docs/operations.md) and the line for people (on stderr). Both are the lease component's own
+//! (`report` and `text`); this reads the line back for the fields the apps act on, and writes
+//! one of its own only for the apps' own variables, which the component never sees.
 
-use crate::guard::{self, Finished, RunDetails, SkipReason, Skipped};
-use crate::lease::{Error, RanOutWhen};
+use crate::guard::{Finished, Skipped};
 use crate::settings::BadVariable;
 use crate::Settings;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(default)]
 pub struct TickReport {
     pub lock: String,
-    /// The run's holder; for a skip, the `holder` variable if set.
     pub holder: Option<String>,
     /// `run`, `skip`, or `error`: the settings cannot be used (the event fails).
-    pub decision: &'static str,
-    /// Why it skipped: `held-by-other`, `already-ran`, `too-late`, `not-due`, `paused`,
-    /// `schedule-conflict` or `error`; an error's: `misconfigured`.
-    pub reason: Option<&'static str>,
+    pub decision: String,
+    pub reason: Option<String>,
     /// A misconfigured app's variable to fix (`time_zone`).
     pub variable: Option<String>,
     pub fencing_token: Option<u64>,
-    /// The due time the run is for, or the one the skip is about (ms since the Unix epoch).
     pub due_at_ms: Option<u64>,
-    /// The same due time in ISO 8601, on the job's wall clock (`time_zone`) with its offset.
     pub due_at: Option<String>,
     pub late_by_ms: Option<u64>,
-    /// Due times missed before this run, which it catches up for (runs only).
     pub missed: Option<u64>,
-    /// A manual run (`run-now`): who asked.
     pub manual_by: Option<String>,
     pub previous_abandoned: bool,
     /// The decision or the run in words: the lease component's line, as printed.
     pub detail: String,
-    /// The run's instance could not renew its lease when due (a blocking call in the job, or a
-    /// frozen host): the run is a failure, and the event fails with it.
+    /// The run's instance could not renew its lease when due: the run is a failure, and the
+    /// event fails with it.
     pub blocked: bool,
+    /// The line as the component wrote it, printed as it is.
+    #[serde(skip)]
+    line: String,
 }
 
 impl TickReport {
-    fn of(settings: &Settings, decision: &'static str, detail: String) -> Self {
-        TickReport {
-            lock: settings.lock.clone(),
-            holder: settings.holder().map(str::to_string),
-            decision,
-            reason: None,
-            variable: None,
-            fencing_token: None,
-            due_at_ms: None,
-            due_at: None,
-            late_by_ms: None,
-            missed: None,
-            manual_by: None,
-            previous_abandoned: false,
-            detail,
-            blocked: false,
-        }
+    /// The component's line, read back; a line it cannot read still prints as it is.
+    fn read(line: String, detail: String) -> Self {
+        let report =
+            serde_json::from_str(&line).unwrap_or(TickReport { detail, ..Self::default() });
+        TickReport { line, ..report }
     }
 
     /// One of the app's own variables cannot be used: the event fails, naming it.
     pub fn misconfigured(settings: &Settings, bad: &BadVariable) -> Self {
         let holder = settings.holder().unwrap_or("this replica");
-        TickReport {
-            reason: Some("misconfigured"),
+        let report = TickReport {
+            lock: settings.lock.clone(),
+            holder: settings.holder().map(str::to_string),
+            decision: "error".into(),
+            reason: Some("misconfigured".into()),
             variable: Some(bad.variable.clone()),
-            ..TickReport::of(settings, "error", format!("[{holder}] error: {bad}"))
-        }
-    }
-
-    /// A skip's report; a setting the lease component cannot use is an error that names it.
-    pub fn skipped(settings: &Settings, skipped: Skipped) -> Self {
-        let report = TickReport::of(settings, "skip", skipped.text);
-        let (reason, due) = match skipped.reason {
-            SkipReason::HeldByOther(held) => ("held-by-other", held.due_at_ms),
-            SkipReason::AlreadyRan(ran) => ("already-ran", Some(ran.due_at_ms)),
-            SkipReason::TooLate(late) => ("too-late", Some(late.due_at_ms)),
-            SkipReason::NotDue(not_due) => ("not-due", not_due.next_due_ms),
-            SkipReason::Paused(_) => ("paused", None),
-            SkipReason::ScheduleConflict(_) => ("schedule-conflict", None),
-            SkipReason::Error(Error::BadSetting(bad)) => {
-                let variable = Some(bad.variable);
-                return TickReport {
-                    decision: "error",
-                    reason: Some("misconfigured"),
-                    variable,
-                    ..report
-                };
-            }
-            SkipReason::Error(_) => ("error", None),
+            detail: format!("[{holder}] error: {bad}"),
+            ..Self::default()
         };
-        TickReport {
-            reason: Some(reason),
-            due_at_ms: due,
-            due_at: due.map(|ms| local(settings, ms)),
-            ..report
-        }
+        TickReport { line: serde_json::to_string(&report).unwrap_or_default(), ..report }
     }
 
-    /// A run's report: the component's line for how it ended.
-    pub fn ran(settings: &Settings, details: &RunDetails, finished: Finished) -> Self {
-        let due = details.past_due.due_at_ms;
-        TickReport {
-            holder: Some(details.holder.clone()),
-            fencing_token: Some(details.fencing_token),
-            due_at_ms: Some(due),
-            due_at: Some(local(settings, due)),
-            late_by_ms: Some(details.past_due.late_by_ms),
-            missed: Some(details.past_due.missed),
-            manual_by: details.manual_by.clone(),
-            previous_abandoned: details.previous_abandoned,
-            blocked: matches!(
-                &finished.error,
-                Some(Error::LeaseRanOut(ran_out)) if ran_out.when == RanOutWhen::Blocked
-            ),
-            ..TickReport::of(settings, "run", finished.text)
-        }
+    pub fn skipped(skipped: Skipped) -> Self {
+        TickReport::read(skipped.report, skipped.text)
+    }
+
+    pub fn ran(finished: Finished) -> Self {
+        TickReport::read(finished.report, finished.text)
     }
 
     /// The decision log's line: one JSON object.
     pub fn json(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
+        self.line.clone()
+    }
+
+    /// The status that answers a tick over HTTP when the job's handler gave no answer: 500 when
+    /// the settings cannot be used (a scheduler's `curl --fail` sees it), 503 for a run whose
+    /// lease was lost while its handler worked (the call was dropped), 200 for a skip.
+    pub fn status(&self) -> u16 {
+        match () {
+            _ if self.is_misconfigured() => 500,
+            _ if self.fencing_token.is_some() => 503,
+            _ => 200,
+        }
     }
 
     /// Whether the settings cannot be used: the event should fail, not skip.
@@ -129,14 +89,7 @@ impl TickReport {
 
     /// Prints the decision: its JSON line on stdout, the line for people on stderr, prefixed.
     pub fn print(&self, prefix: &str) {
-        println!("{}", self.json());
+        println!("{}", self.line);
         eprintln!("{prefix}{}", self.detail);
     }
-}
-
-/// `at_ms` in ISO 8601 on the job's wall clock (UTC without a zone).
-fn local(settings: &Settings, at_ms: u64) -> String {
-    guard::show_time(at_ms, settings.zone())
-        .or_else(|_| guard::show_time(at_ms, None))
-        .map_or_else(|_| at_ms.to_string(), |t| t.local)
 }

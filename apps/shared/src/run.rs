@@ -26,7 +26,7 @@ pub struct Granted {
 pub fn decide(settings: &Settings) -> Turn {
     match guard::guarded_invoke(&settings.guard) {
         Decision::Run(run) => Turn::Granted(Granted { details: run.details(), run }),
-        Decision::Skip(skipped) => Turn::Skipped(TickReport::skipped(settings, skipped)),
+        Decision::Skip(skipped) => Turn::Skipped(TickReport::skipped(skipped)),
     }
 }
 
@@ -43,8 +43,8 @@ impl Granted {
     }
 
     /// Closes the run with the job's outcome: the report, in the component's words.
-    pub fn finish(self, settings: &Settings, outcome: &Outcome) -> TickReport {
-        TickReport::ran(settings, &self.details, self.run.complete(outcome))
+    pub fn finish(self, outcome: &Outcome) -> TickReport {
+        TickReport::ran(self.run.complete(outcome))
     }
 }
 
@@ -56,7 +56,7 @@ pub fn run_once(settings: &Settings, job: impl FnOnce(&Run, &RunDetails) -> Outc
         Turn::Skipped(report) => report,
         Turn::Granted(granted) => {
             let outcome = job(&granted.run, &granted.details);
-            granted.finish(settings, &outcome)
+            granted.finish(&outcome)
         }
     }
 }
@@ -74,7 +74,7 @@ where
         Turn::Skipped(report) => (report, None),
         Turn::Granted(granted) => {
             let (outcome, answer) = job(&granted.details).await;
-            (granted.finish(settings, &outcome), Some(answer))
+            (granted.finish(&outcome), Some(answer))
         }
     }
 }
@@ -92,8 +92,8 @@ where
     match decide(settings) {
         Turn::Skipped(report) => (report, None),
         Turn::Granted(granted) => match granted.beside_hold(job(&granted.details)).await {
-            Some((outcome, answer)) => (granted.finish(settings, &outcome), Some(answer)),
-            None => (granted.finish(settings, &Outcome::Failure(String::new())), None),
+            Some((outcome, answer)) => (granted.finish(&outcome), Some(answer)),
+            None => (granted.finish(&Outcome::Failure(String::new())), None),
         },
     }
 }

@@ -50,10 +50,12 @@ impl Settings {
         Settings::from_lookup(|name| spin_sdk::variables::get(name).ok())
     }
 
-    /// Reads the settings through `wasi:config/store` (the wrappers: a standard interface that
-    /// Spin fills from the component's variables).
-    pub fn from_wasi_config() -> Result<Settings, BadVariable> {
-        Settings::from_lookup(|name| crate::wasi::config::store::get(name).ok().flatten())
+    /// The guard's settings through `wasi:config/store` (the wrappers and `#[guarded]`: a
+    /// standard interface that Spin fills from the component's variables). They have none of
+    /// the app's own variables, so nothing here can be refused: the lease component judges the
+    /// guard's.
+    pub fn from_wasi_config() -> Settings {
+        Settings::of_guard(&|name| crate::wasi::config::store::get(name).ok().flatten())
     }
 
     /// `get` answers a variable's value, none when the manifest does not declare it.
@@ -69,6 +71,19 @@ impl Settings {
                 message: format!("must be a whole number, got {value:?}"),
             })
         };
+        Ok(Settings {
+            work_ms: number("work_ms")?.unwrap_or(0),
+            board_token: text("board_token"),
+            board_cache_seconds: number("board_cache_seconds")?.unwrap_or(5),
+            keep_token: !matches!(text("keep_token").as_str(), "false" | "0" | "off"),
+            app_name: text("app_name"),
+            ..Settings::of_guard(&get)
+        })
+    }
+
+    /// The guard's variables alone, the app's own at their defaults.
+    fn of_guard(get: &impl Fn(&str) -> Option<String>) -> Settings {
+        let text = |name: &str| get(name).map(|v| v.trim().to_string()).unwrap_or_default();
         let guard = guard::Settings {
             connection_string: get("connection_string"),
             container: get("container"),
@@ -85,18 +100,18 @@ impl Settings {
             wait_ms: get("wait_ms"),
             max_job_seconds: get("max_job_seconds"),
         };
-        Ok(Settings {
+        Settings {
             guard,
             lock: text("lock"),
             container: text("container"),
             schedule: text("schedule"),
             time_zone: text("time_zone"),
-            work_ms: number("work_ms")?.unwrap_or(0),
-            board_token: text("board_token"),
-            board_cache_seconds: number("board_cache_seconds")?.unwrap_or(5),
-            keep_token: !matches!(text("keep_token").as_str(), "false" | "0" | "off"),
-            app_name: text("app_name"),
-        })
+            work_ms: 0,
+            board_token: String::new(),
+            board_cache_seconds: 5,
+            keep_token: true,
+            app_name: String::new(),
+        }
     }
 
     /// The job's zone for showing times: none for UTC.

@@ -19,10 +19,7 @@ where
     F: Future<Output = Result<(), E>>,
 {
     let prefix = woken_by_cron(timestamp);
-    let settings = Settings::from_wasi_config().map_err(|bad| {
-        eprintln!("{prefix}error: {bad}");
-        bad.to_string()
-    })?;
+    let settings = Settings::from_wasi_config();
     let (report, answer) = run_holding(&settings, |run| {
         let called = call(&settings, run);
         async {
@@ -62,12 +59,12 @@ pub fn run_header_values(run: &RunDetails) -> [String; 3] {
     [run.fencing_token, run.past_due.due_at_ms, run.past_due.missed].map(|v| v.to_string())
 }
 
-/// A wrapped HTTP job's answer as the run's outcome: a status of 400 or more is its failure.
-pub fn answered(status: u16) -> Outcome {
-    let said = format!("the handler answered {status}");
-    if status >= 400 {
-        Outcome::Failure(said)
-    } else {
-        Outcome::Success(said)
+/// A wrapped HTTP job's answer as the run's outcome: a status of 400 or more, or an error it
+/// returned instead of a response, is its failure.
+pub fn answered(status: Result<u16, String>) -> Outcome {
+    match status {
+        Ok(status @ 400..) => Outcome::Failure(format!("the handler answered {status}")),
+        Ok(status) => Outcome::Success(format!("the handler answered {status}")),
+        Err(error) => Outcome::Failure(format!("the handler returned an error: {error}")),
     }
 }
