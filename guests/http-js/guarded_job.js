@@ -6,7 +6,7 @@
 // wall clock's 3 s slot (ok, fail, trap, ok).
 
 import { getEnvironment } from 'wasi:cli/environment@0.2.0';
-import { currentRun, guarded, respond } from '../js/guarded.js';
+import { currentRun, guarded, respond } from 'traffic-cop-guarded';
 
 const variable = (name) => Object.fromEntries(getEnvironment())[name];
 

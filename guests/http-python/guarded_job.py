@@ -12,7 +12,7 @@ from componentize_py_types import Err
 from wit_world import exports
 from wit_world.imports.streams import StreamError_Closed
 
-from guarded import current_run, guarded, respond
+from traffic_cop_guarded import current_run, guarded, respond
 
 
 def mode():

@@ -20,19 +20,19 @@ fn repo(name: &str, language: &str, entry: &str) -> (std::path::PathBuf, SystemT
     let older = built - Duration::from_secs(3600);
     write_at(&root.join(format!("target/guests/{language}_http_guarded.wasm")), built);
     write_at(&root.join("guests").join(entry), older);
-    write_at(&root.join("guests/wit/guest.wit"), older);
+    write_at(&root.join("packages/wit/guest.wit"), older);
     (root, built)
 }
 
 #[test]
 fn a_guest_module_newer_than_the_build_makes_it_stale() {
     for (language, entry, module) in [
-        ("js", "http-js/guarded_job.js", "js/guarded.js"),
-        ("python", "http-python/guarded_job.py", "python/guarded.py"),
+        ("js", "http-js/guarded_job.js", "packages/js/guarded.js"),
+        ("python", "http-python/guarded_job.py", "packages/python/traffic_cop_guarded/_guarded.py"),
     ] {
         let (root, built) = repo(language, language, entry);
         assert!(guarded_guest_under(&root, language).is_ok(), "{language}: fresh build refused");
-        write_at(&root.join("guests").join(module), built + Duration::from_secs(30));
+        write_at(&root.join(module), built + Duration::from_secs(30));
         let stale = std::panic::catch_unwind(|| guarded_guest_under(&root, language));
         assert!(stale.is_err(), "{language}: a build older than {module} was accepted");
         fs::remove_dir_all(&root).unwrap();

@@ -1,6 +1,6 @@
 //! The folders say what ships and what only tests it: nothing outside the test bed (`harness/`,
 //! `tests/`) reaches into it by a symbolic link, so a product folder copied or packaged alone
-//! still has every file it names. (`guests/wit`'s Spin variables interface once pointed into
+//! still has every file it names. (`packages/wit`'s Spin variables interface once pointed into
 //! `harness/wasm-host/`.) And one workspace builds it all, with one lock.
 
 use std::path::{Component, Path, PathBuf};
@@ -132,8 +132,8 @@ fn every_adapter_is_at_most_sixty_lines() {
         "apps/cron-wrapper-job/src/lib.rs",
         "apps/http-wrapper-async/src/lib.rs",
         "apps/guarded/src/lib.rs",
-        "guests/python/guarded.py",
-        "guests/js/guarded.js",
+        "packages/python/traffic_cop_guarded/_guarded.py",
+        "packages/js/guarded.js",
     ];
     let long: Vec<(&str, usize)> = adapters
         .iter()

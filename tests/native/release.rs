@@ -102,6 +102,31 @@ fn the_release_is_the_same_bytes_built_in_another_directory() {
             .any(|l| l == "templates/traffic-cop-cron-rust-wrapped/metadata/spin-template.toml"),
         "{listed}"
     );
+    // The one-line forms, each carrying its module and the lease contract as the component
+    // exports it.
+    let contract = std::fs::read_to_string(Path::new(ROOT).join("wit/lease.wit")).unwrap();
+    let wheel = format!("traffic_cop_guarded-{version}-py3-none-any.whl");
+    let npm = format!("traffic-cop-guarded-{version}.tgz");
+    for (package, module, wit) in [
+        (&wheel, "traffic_cop_guarded/_guarded.py", "traffic_cop_guarded/wit/deps/lease/lease.wit"),
+        (&npm, "package/guarded.js", "package/wit/deps/lease/lease.wit"),
+    ] {
+        assert!(here_sums.iter().any(|(name, _)| name == package), "{package}: {here_sums:?}");
+        let file = dir.join("here").join(package);
+        let read = |entry: &str| {
+            let out = if package.ends_with(".whl") {
+                let unzip = "import sys, zipfile; \
+                    sys.stdout.write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]).decode())";
+                Command::new("python3").args(["-c", unzip]).arg(&file).arg(entry).output()
+            } else {
+                Command::new("tar").arg("-xzOf").arg(&file).arg(entry).output()
+            };
+            String::from_utf8(out.unwrap().stdout).unwrap()
+        };
+        assert!(read(module).contains("guarded"), "{package}: {module}");
+        assert_eq!(read(wit), contract, "{package}: its lease.wit is not the contract");
+        assert!(using.contains(package.as_str()), "{package} in USING.md");
+    }
     let _ = std::fs::remove_dir_all(dir);
 }
 

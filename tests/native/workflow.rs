@@ -92,5 +92,10 @@ fn the_workflow_tests_every_push_and_releases_a_tag_with_packages_write() {
         "{release}"
     );
     assert!(release.contains("OCI_PASSWORD: ${{ secrets.GITHUB_TOKEN }}"), "{release}");
+    // The one-line forms go to PyPI and npm with the secrets CONTRIBUTING.md names.
+    assert!(release.contains("TWINE_PASSWORD: ${{ secrets.PYPI_API_TOKEN }}"), "{release}");
+    assert!(release.contains("NODE_AUTH_TOKEN: ${{ secrets.NPM_TOKEN }}"), "{release}");
+    assert!(release.contains("twine upload release/traffic_cop_guarded-"), "{release}");
+    assert!(release.contains("npm publish release/traffic-cop-guarded-"), "{release}");
     assert!(!test.contains("packages: write"), "the test job needs no write permission");
 }

@@ -146,7 +146,8 @@ pub fn assert_app_built() {
 
 /// `target/guests/<language>_http_guarded.wasm` (`python` or `js`, from
 /// `scripts/build-guests`): the one-line form's job in that language, guests/http-<language>
-/// under `guarded` from guests/<language>. `Err` says why it is missing; a stale build panics.
+/// under `guarded` from its package (packages/<language>, built and installed as a user
+/// installs it). `Err` says why it is missing; a stale build panics.
 pub fn guarded_guest(language: &str) -> Result<PathBuf, String> {
     guarded_guest_under(&crate::repo_root(), language)
 }
@@ -154,9 +155,11 @@ pub fn guarded_guest(language: &str) -> Result<PathBuf, String> {
 /// [`guarded_guest`] in the repository at `root`.
 pub fn guarded_guest_under(root: &Path, language: &str) -> Result<PathBuf, String> {
     let wasm = guest_built(root, &format!("{language}_http_guarded"))?;
-    let (folder, extension) = if language == "js" { ("js", "js") } else { ("python", "py") };
-    let job = format!("http-{folder}");
-    assert_fresh(&wasm, &guest_sources(root, &[folder, &job], extension));
+    let (package, job, extension) = match language {
+        "js" => ("packages/js", "guests/http-js", "js"),
+        _ => ("packages/python/traffic_cop_guarded", "guests/http-python", "py"),
+    };
+    assert_fresh(&wasm, &guest_sources(root, &[package, job], extension));
     Ok(wasm)
 }
 
@@ -171,19 +174,19 @@ fn guest_built(root: &Path, name: &str) -> Result<PathBuf, String> {
     Ok(wasm)
 }
 
-/// A guest's own modules in `guests/<folder>` (guarded.js and its siblings; not node_modules or
+/// A guest's own modules in each of `folders` (guarded.js and its siblings; not node_modules or
 /// __pycache__), and the WIT its bindings come from.
 fn guest_sources(root: &Path, folders: &[&str], extension: &str) -> Vec<PathBuf> {
     let mut sources: Vec<PathBuf> = folders
         .iter()
-        .flat_map(|folder| std::fs::read_dir(root.join("guests").join(folder)))
+        .flat_map(|folder| std::fs::read_dir(root.join(folder)))
         .flatten()
         .flatten()
         .map(|e| e.path())
         .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == extension))
         .collect();
     // Only the WIT the bindings come from: other files beside it (a wkg.toml) do not count.
-    let mut dirs = vec![root.join("guests/wit")];
+    let mut dirs = vec![root.join("packages/wit")];
     while let Some(dir) = dirs.pop() {
         for path in std::fs::read_dir(&dir).into_iter().flatten().flatten().map(|e| e.path()) {
             if path.is_dir() {

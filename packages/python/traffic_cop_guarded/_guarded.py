@@ -1,14 +1,13 @@
-"""`@guarded`: the one-line form for a Python (componentize-py) WASI 0.2 HTTP handler, where no
-wrapper component can serve (Spin 3, SpinKube's shims: docs/wrappers.md). Put it above the
-handler's `handle`; the world imports `traffic-cop:lease/guard@1.0.0` and Spin's variables
-(guests/wit, world `http-guarded`), and spin.toml gives the lease component and the settings.
+"""`@guarded`, as `traffic_cop_guarded` exports it. Only componentize-py's build of the app can
+import this module: its bindings (`wit_world`) come from the app's world, `http-guarded`, which
+imports `traffic-cop:lease/guard@1.0.0` and Spin's variables.
 
-Every request is a tick, answered as the Rust attribute answers it (apps/guarded): a skip 200
-with the decision as JSON, a run the handler's own response (a status of 400 or more is the
-run's failure), settings the guard cannot use 500. Every line it prints is the guard's own.
-Nothing renews the lease while the handler runs, so it must end within its lease
-(`max_job_seconds` says how long it may take). An incoming request's headers cannot be
-changed, so the handler asks `current_run()` for its fencing token instead of reading headers.
+Every request is a tick, answered as the Rust attribute answers it: a skip 200 with the
+decision as JSON, a run the handler's own response (a status of 400 or more is the run's
+failure), settings the guard cannot use 500. Every line it prints is the guard's own. Nothing
+renews the lease while the handler runs, so it must end within its lease (`max_job_seconds`
+says how long it may take). An incoming request's headers cannot be changed, so the handler
+asks `current_run()` for its fencing token instead of reading headers.
 """
 
 import sys
