@@ -164,6 +164,26 @@ fn check_configs(storage: &Path) {
         assert!(imports.iter().any(|i| i == needed), "{needed} in {imports:?}");
     }
     assert_eq!(names(&wrapper["exports"]), ["handle-cron-event"], "{wrapper}");
+    // The contract as a WIT package: its world's interfaces in the config, and a layer that
+    // decodes to `traffic-cop:lease@1.0.0` as wit/lease.wit declares it.
+    let contract = config("lease");
+    assert_eq!(
+        names(&contract["exports"]),
+        ["traffic-cop:lease/lease@1.0.0", "traffic-cop:lease/guard@1.0.0"]
+    );
+    let tag = storage.join("repositories/traffic-cop/lease/_manifests/tags/1.0.0/current/link");
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&stored_blob(storage, std::fs::read_to_string(tag).unwrap().trim()))
+            .unwrap();
+    let layer = stored_blob(storage, manifest["layers"][0]["digest"].as_str().unwrap());
+    let decoded = storage.join("../../../../lease.wit.wasm");
+    std::fs::write(&decoded, layer).unwrap();
+    let wasm_tools = traffic_cop_testbed::repo_root().join("target/release-tools/bin/wasm-tools");
+    let wit = Command::new(wasm_tools).args(["component", "wit"]).arg(&decoded).output().unwrap();
+    let wit = String::from_utf8_lossy(&wit.stdout);
+    assert!(wit.contains("package traffic-cop:lease@1.0.0;"), "{wit}");
+    assert!(wit.contains("guarded-invoke: func(settings: settings) -> decision;"), "{wit}");
+    assert!(!wit.contains("interface hold"), "hold@0.5.0 is not the contract: {wit}");
 }
 
 /// `spin up` for an app that must fail to load: what it printed.
