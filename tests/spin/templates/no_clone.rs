@@ -175,11 +175,22 @@ fn a_user_without_a_clone_installs_the_released_templates_and_runs_a_guarded_job
     // `TRAFFIC_COP_FIRST_RUN_CARGO_HOME` (the benchmark's `--empty-cargo-home`): the build's
     // crates fetched into that directory, as on a machine that never built Rust.
     let mut build = spin_in(&project, &["build", "--skip-generate-wits"]);
-    if let Ok(cargo_home) = std::env::var("TRAFFIC_COP_FIRST_RUN_CARGO_HOME") {
+    let cargo_home = std::env::var("TRAFFIC_COP_FIRST_RUN_CARGO_HOME").ok();
+    if let Some(cargo_home) = &cargo_home {
         build.env("CARGO_HOME", cargo_home);
     }
     let built = run(&mut build, Duration::from_secs(900));
     assert!(built.ok(), "spin build {}", built.said());
+    if let Some(cargo_home) = &cargo_home {
+        let fetched = std::fs::read_dir(Path::new(cargo_home).join("registry/cache"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .flat_map(|index| std::fs::read_dir(index.path()).into_iter().flatten().flatten())
+            .count();
+        assert!(fetched > 0, "the build fetched nothing into {cargo_home}");
+        println!("measured: the build fetched {fetched} crates into an empty CARGO_HOME");
+    }
     phase("spin build", &mut phases);
     let ran = format!("{NAME}: the job ran for the due time ");
     let first = runs_once_per_due_time((&spin, &data, &project), &home, "registry", &ran, &[]);
