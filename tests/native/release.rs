@@ -200,3 +200,32 @@ fn the_templates_take_the_release_that_release_toml_names() {
     }
     assert_eq!(checked, 3, "templates checked");
 }
+
+/// The crates a `#[guarded]` user depends on (traffic-cop-guarded, and through it
+/// traffic-cop-guarded-macro and traffic-cop-app) package as crates.io takes them, each verified
+/// by building what was packaged for `wasm32-wasip2`, at release.toml's version, with both
+/// licenses and the WIT inside.
+#[test]
+fn the_crates_a_user_depends_on_package_and_build_from_their_packages() {
+    let version = version();
+    let crates = ["traffic-cop-app", "traffic-cop-guarded-macro", "traffic-cop-guarded"];
+    let mut command = Command::new(env!("CARGO"));
+    command.current_dir(ROOT).args(["package", "--target", "wasm32-wasip2", "--allow-dirty"]);
+    for name in crates {
+        command.args(["-p", name]);
+    }
+    let packaged = command.output().unwrap();
+    assert!(packaged.status.success(), "{}", said(&packaged));
+    for name in crates {
+        let file = Path::new(ROOT).join(format!("target/package/{name}-{version}.crate"));
+        let listed = Command::new("tar").arg("-tzf").arg(&file).output().unwrap();
+        let listed = String::from_utf8(listed.stdout).unwrap();
+        for license in ["LICENSE-MIT", "LICENSE-APACHE"] {
+            assert!(listed.contains(&format!("{name}-{version}/{license}")), "{name}: {listed}");
+        }
+        if name == "traffic-cop-app" {
+            let wit = format!("{name}-{version}/wit/deps/lease/lease.wit");
+            assert!(listed.lines().any(|l| l == wit), "{name}: {listed}");
+        }
+    }
+}

@@ -97,5 +97,9 @@ fn the_workflow_tests_every_push_and_releases_a_tag_with_packages_write() {
     assert!(release.contains("NODE_AUTH_TOKEN: ${{ secrets.NPM_TOKEN }}"), "{release}");
     assert!(release.contains("twine upload release/traffic_cop_guarded-"), "{release}");
     assert!(release.contains("npm publish release/traffic-cop-guarded-"), "{release}");
+    assert!(release.contains("CARGO_REGISTRY_TOKEN: ${{ secrets.CARGO_REGISTRY_TOKEN }}"));
+    assert!(
+        release.contains("-p traffic-cop-app -p traffic-cop-guarded-macro -p traffic-cop-guarded")
+    );
     assert!(!test.contains("packages: write"), "the test job needs no write permission");
 }

@@ -27,7 +27,7 @@ pub use run::{decide, run_holding, run_once, run_unrenewed, Granted, Turn};
 pub use settings::{BadVariable, Settings};
 pub use wrapped::{answered, cron_wrapped, handler_outcome, run_header_values, RUN_HEADERS};
 
-wit_bindgen::generate!({ world: "guard-client", path: "../wit", generate_all });
+wit_bindgen::generate!({ world: "guard-client", path: "wit", generate_all });
 
 pub use traffic_cop::lease0_5_0::hold;
 pub use traffic_cop::lease1_0_0::guard;
