@@ -184,6 +184,16 @@ fn check_configs(storage: &Path) {
     assert!(wit.contains("package traffic-cop:lease@1.0.0;"), "{wit}");
     assert!(wit.contains("guarded-invoke: func(settings: settings) -> decision;"), "{wit}");
     assert!(!wit.contains("interface hold"), "hold@0.5.0 is not the contract: {wit}");
+    // wkg.toml's metadata inside, as `wkg build` puts it.
+    let wkg: toml::Table = toml::from_str(
+        &std::fs::read_to_string(traffic_cop_testbed::repo_root().join("wkg.toml")).unwrap(),
+    )
+    .unwrap();
+    let bytes = std::fs::read(&decoded).unwrap();
+    for needle in [wkg["metadata"]["description"].as_str().unwrap(), "MIT OR Apache-2.0"] {
+        let found = bytes.windows(needle.len()).any(|w| w == needle.as_bytes());
+        assert!(found, "{needle:?} is not embedded in the WIT package");
+    }
 }
 
 /// `spin up` for an app that must fail to load: what it printed.

@@ -555,9 +555,34 @@ fn the_lock_check_refuses_a_version_apart_from_the_apps() {
     assert!(refused.is_err(), "a spin-sdk apart from Cargo.lock passed");
 }
 
+/// `spin templates install --git`, as the templates' README gives it, from this repository's
+/// committed tree (a `file://` URL standing in for GitHub's): all three templates, no clone of
+/// the user's own.
+fn the_templates_install_from_the_repository_by_git() {
+    let spin = require("spin templates (--git)", find_spin());
+    let dir = scratch("templates-git");
+    let spin_in = |args: &[&str]| {
+        let mut command = Command::new(&spin);
+        command.args(args).env("SPIN_DATA_DIR", dir.join("spin-data")).current_dir(&dir);
+        command
+    };
+    let url = format!("file://{}", root().display());
+    let installed =
+        run(&mut spin_in(&["templates", "install", "--git", &url]), Duration::from_secs(120));
+    assert!(installed.ok(), "spin templates install --git {}", installed.said());
+    let listed = run(&mut spin_in(&["templates", "list"]), Duration::from_secs(30));
+    assert!(listed.ok(), "spin templates list {}", listed.said());
+    let ids = TEMPLATES.iter().map(|t| t.id).chain(["traffic-cop-cron-rust-wrapped"]);
+    for id in ids {
+        assert!(listed.said().contains(id), "{id} not installed: {}", listed.said());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 pub fn tests() -> Vec<Test> {
     let own = traffic_cop_testbed::tests![
         templates_install_generate_build_and_run_under_their_cron_lines,
+        the_templates_install_from_the_repository_by_git,
         the_lock_check_refuses_a_version_apart_from_the_apps,
         the_trigger_polls_at_the_schedules_seconds_and_the_schedule_is_written_once,
         the_wrapped_template_guards_a_plain_handler,
