@@ -168,7 +168,7 @@ impl GuestRun for GrantedRun {
         };
         let text = core::finished_line(&self.ticket, &outcome, &summary, &end);
         wit::Finished {
-            report: core::run_log(&self.held.current(&self.ticket), &end, &text),
+            report: core::run_log(&self.ticket, &end, &text),
             text,
             error: failure.map(error),
         }

@@ -75,10 +75,12 @@ impl TickReport {
     /// the settings cannot be used (a scheduler's `curl --fail` sees it), 503 for a run whose
     /// lease was lost while its handler worked (the call was dropped), 200 for a skip.
     pub fn status(&self) -> u16 {
-        match () {
-            _ if self.is_misconfigured() => 500,
-            _ if self.fencing_token.is_some() => 503,
-            _ => 200,
+        if self.is_misconfigured() {
+            500
+        } else if self.fencing_token.is_some() {
+            503
+        } else {
+            200
         }
     }
 
