@@ -81,6 +81,10 @@ impl ChaosConfig {
     }
 }
 
+/// How long, beyond a job's length and a lease period, the runs are waited for once the last
+/// disruption ends: a loaded machine's slowest resume, with room to spare.
+const SETTLE: Duration = Duration::from_secs(30);
+
 pub fn run(config: &ChaosConfig) -> ChaosRun {
     let mut nodes: Vec<Node> =
         (0..config.replicas).map(|i| Node::new(config, i, config.fault_plan(i))).collect();
@@ -110,6 +114,16 @@ pub fn run(config: &ChaosConfig) -> ChaosRun {
         }
         Some((i, entry.fencing_token, entry.last_start_ms?))
     };
+    // A runner in the first half of its work: a strike then lands before its result is written,
+    // however late a loaded machine got there (Azurite shares this machine's clock).
+    let fresh_runner = |nodes: &[Node]| {
+        runner(nodes).filter(|(_, _, start_ms)| {
+            let now_ms = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64);
+            now_ms.saturating_sub(*start_ms) < config.work_ms / 2
+        })
+    };
     loop {
         let now = started.elapsed();
         for node in &mut nodes {
@@ -124,7 +138,7 @@ pub fn run(config: &ChaosConfig) -> ChaosRun {
                     let n = nodes.len();
                     ((0..n).map(|k| (i + k) % n).find(|j| !nodes[*j].disrupted()), None)
                 }
-                Target::Runner => match runner(&nodes).filter(|r| !nodes[r.0].disrupted()) {
+                Target::Runner => match fresh_runner(&nodes).filter(|r| !nodes[r.0].disrupted()) {
                     Some((i, token, start_ms)) => (Some(i), Some((token, start_ms))),
                     None => (None, None),
                 },
@@ -160,12 +174,36 @@ pub fn run(config: &ChaosConfig) -> ChaosRun {
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    // Let every replica come back and finish what it was doing (a resumed run's write and
-    // complete), then stop them all.
+    // Let every replica come back and finish what it was doing, then stop them all. Judged by
+    // what the runs report, not by fixed sleeps (a loaded machine is late to everything): the
+    // run the board shows open now, each run a pause or a partition struck, and the run after
+    // each struck one (its takeover, once the lease ran out) must have reported.
+    // (A struck run is left to the rules below: a killed or stopped one never reports.)
+    let mut awaited: Vec<(Option<usize>, u64)> = runner(&nodes)
+        .filter(|(_, token, _)| summary.struck.iter().all(|s| s.token != *token))
+        .map(|(i, token, _)| (Some(i), token))
+        .into_iter()
+        .collect();
+    for struck in &summary.struck {
+        if matches!(struck.action, Action::Pause(_) | Action::Partition(_)) {
+            awaited.push((nodes.iter().position(|n| n.name == struck.holder), struck.token));
+        }
+        awaited.push((None, struck.token + 1));
+    }
     for node in &mut nodes {
         node.end_all(config);
     }
-    std::thread::sleep(Duration::from_millis(config.work_ms + 4000));
+    let deadline = Instant::now()
+        + Duration::from_millis(config.work_ms)
+        + Duration::from_secs(config.lease_seconds)
+        + SETTLE;
+    let reported = |nodes: &[Node], (node, token): &(Option<usize>, u64)| match node {
+        Some(i) => report::ended(&nodes[*i].reports(), *token),
+        None => nodes.iter().any(|n| report::ended(&n.reports(), *token)),
+    };
+    while Instant::now() < deadline && !awaited.iter().all(|a| reported(&nodes, a)) {
+        std::thread::sleep(Duration::from_millis(200));
+    }
     note_seen(&nodes, &mut seen);
     for node in &mut nodes {
         node.stop();

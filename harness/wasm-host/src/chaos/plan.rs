@@ -20,7 +20,8 @@ pub enum Action {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
     Replica(usize),
-    /// Whoever the board shows running right now (waits up to 10 s for one, else skipped).
+    /// Whoever the board shows in the first half of a run (waits up to 10 s for one, else
+    /// skipped).
     Runner,
 }
 
