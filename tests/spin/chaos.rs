@@ -12,7 +12,7 @@ use traffic_cop_testbed::runner::Test;
 use std::io::Write as _;
 use std::time::{Duration, Instant};
 use traffic_cop_testbed::azurite::Azurite;
-use traffic_cop_testbed::spin::{assert_built, cron_line, find_spin, CronComponent, CRON_LINES};
+use traffic_cop_testbed::spin::{assert_built, cron_line, find_spin, CRON_LINES};
 use traffic_cop_wasm_host::chaos::plan::{Action, Event, Target};
 use traffic_cop_wasm_host::chaos::report::{Report, Write};
 use traffic_cop_wasm_host::chaos::{self, ChaosConfig, ChaosRun};
@@ -88,30 +88,14 @@ fn short_chaos_on_real_spin_keeps_one_run_per_tick_and_refuses_stale_writes() {
     assert!(!run.summary.faults.is_empty(), "no fault was injected");
 }
 
-/// The paused leader (issue 12): the running replica is SIGSTOPped past its lease while it
-/// works, another takes over and writes its result, and the old one, SIGCONTed, finishes its
-/// work and tries to write: the store refuses its token, and its `complete` says lease-lost.
-/// On the async cron component (trigger-cron 0.5.0), `hold` may instead stop the work when the
-/// replica resumes: then nothing of the run is written.
+/// The paused leader: the running replica is SIGSTOPped past its lease while it works, another
+/// takes over and writes its result, and the old one, SIGCONTed, finishes its work and tries to
+/// write: the store refuses its token, and its `complete` says lease-lost. (A job beside `hold`,
+/// frozen the same way, is told to stop instead: tests/spin/hold.rs.)
 fn a_paused_leader_is_refused_by_the_fenced_store_and_told_lease_lost() {
-    // Replica 0 (trigger-cron 0.3.0, the WASI 0.2 component) is the one that wins first in
-    // practice; the next story pauses the async one.
-    paused_leader("chaos paused leader", |_| true);
-}
-
-/// The paused leader on the async cron component: both replicas on trigger-cron 0.5.0. When
-/// the replica is continued, the work's wake and `hold`'s are both overdue; in every run so far
-/// the work's came first (even with an 8 s job, whose wake was due after `hold`'s), so the run
-/// went on to its fenced write, which was refused.
-fn a_paused_leader_on_the_async_cron_component_writes_nothing_stale() {
-    paused_leader("chaos paused async leader", |line| line == "0.5.0");
-}
-
-fn paused_leader(test: &str, lines: fn(&str) -> bool) {
     let s = Duration::from_secs;
     let pause = Event { at: s(4), target: Target::Runner, action: Action::Pause(s(LEASE + 6)) };
-    let mut config = config(test, 2, vec![pause]);
-    config.lines.retain(|(line, _)| lines(line));
+    let mut config = config("chaos paused leader", 2, vec![pause]);
     config.work_ms = 1500;
     let started = Instant::now();
     let run = chaos::run(&config);
@@ -130,28 +114,13 @@ fn paused_leader(test: &str, lines: fn(&str) -> bool) {
         .unwrap_or_else(|| panic!("nobody took over from token {}\n{all}", struck.token));
     assert!(newer.took_over && newer.holder != paused.holder, "{newer:?}\n{all}");
     assert_eq!(newer.write, Some(Write::Written(struck.token + 1)), "{all}");
-    let component = cron_component_of(&paused.holder, config.lines.len());
-    let stopped_by_hold = paused.detail.contains("stopped: lease lost during the work");
-    if stopped_by_hold {
-        // Only the async component's `hold` stops a run this way: its work was dropped on
-        // resuming, before it wrote anything.
-        assert_eq!(component, CronComponent::Async, "{paused:?}");
-        assert_eq!(paused.write, None, "a run stopped by hold wrote: {paused:?}");
-    } else {
-        // The WASI 0.2 component, or an async one whose work ended before `hold` woke:
-        // refused against the newest token stored by then (the takeover's, or a later run's).
-        assert!(
-            matches!(paused.write, Some(Write::Stale { presented, stored })
-                if presented == struck.token && stored > struck.token),
-            "the resumed run's write must be refused as stale: {paused:?}\n{all}"
-        );
-        assert!(paused.complete_lost, "its complete must report lease-lost: {paused:?}");
-    }
-    let _ = writeln!(
-        std::io::stderr(),
-        "measured: the paused run was on the {component:?} cron component; {}",
-        if stopped_by_hold { "hold stopped it" } else { "its stale write was refused" }
+    // Refused against the newest token stored by then (the takeover's, or a later run's).
+    assert!(
+        matches!(paused.write, Some(Write::Stale { presented, stored })
+            if presented == struck.token && stored > struck.token),
+        "the resumed run's write must be refused as stale: {paused:?}\n{all}"
     );
+    assert!(paused.complete_lost, "its complete must report lease-lost: {paused:?}");
     let store = run.store.as_ref().expect("the fenced result");
     assert!(store.fencing_token > struck.token, "{store:?}");
     assert!(store.history.iter().all(|(t, _, _)| *t != struck.token), "{store:?}");
@@ -208,19 +177,10 @@ fn sigterm_and_sigint_mid_run_leave_the_lease_to_run_out_and_the_run_is_taken_ov
     assert_eq!(run.summary.lingering, 0, "a trigger process outlived spin up");
 }
 
-/// The cron component a chaos replica runs: node `chaos-<i>` runs under line `i % lines`
-/// (all of `CRON_LINES`, or its last alone).
-fn cron_component_of(holder: &str, lines: usize) -> CronComponent {
-    let index: usize = holder.trim_start_matches("chaos-").parse().expect("a chaos node's name");
-    let lines = &CRON_LINES[CRON_LINES.len() - lines..];
-    CronComponent::for_line(lines[index % lines.len()])
-}
-
 pub fn tests() -> Vec<Test> {
     traffic_cop_testbed::tests![
         short_chaos_on_real_spin_keeps_one_run_per_tick_and_refuses_stale_writes,
         a_paused_leader_is_refused_by_the_fenced_store_and_told_lease_lost,
-        a_paused_leader_on_the_async_cron_component_writes_nothing_stale,
         sigterm_and_sigint_mid_run_leave_the_lease_to_run_out_and_the_run_is_taken_over,
     ]
 }

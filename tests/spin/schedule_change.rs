@@ -9,13 +9,13 @@ use std::time::Duration;
 use traffic_cop_testbed::needs::require;
 use traffic_cop_testbed::runner::Test;
 use traffic_cop_testbed::spin::{
-    assert_manifest_built, cron_line, find_spin, manifest_copy, CronComponent, Launch,
+    assert_manifest_built, cron_line, find_spin, manifest_copy, Launch,
 };
 
 fn a_new_schedules_due_time_before_the_last_start_does_not_run_on_real_spin() {
     let spin = require("real spin (schedule change)", find_spin());
     let data = require("real spin (schedule change, cron 0.5.0)", cron_line("0.5.0"));
-    assert_manifest_built(CronComponent::Sync);
+    assert_manifest_built();
     let dir = story::story_dir("schedule-change");
     let launch = Launch {
         spin,

@@ -13,7 +13,7 @@ use std::time::Duration;
 use traffic_cop_testbed::needs::require;
 use traffic_cop_testbed::runner::Test;
 use traffic_cop_testbed::spin::{
-    assert_manifest_built, cron_line, find_spin, manifest_copy, CronComponent, Launch,
+    assert_manifest_built, cron_line, find_spin, manifest_copy, Launch,
 };
 use traffic_cop_testbed::unix_secs;
 
@@ -23,7 +23,7 @@ const NEW: u64 = 6;
 fn a_rolling_deploy_hands_over_to_the_new_schedule_at_its_first_tick_on_real_spin() {
     let spin = require("real spin (schedule deploy)", find_spin());
     let data = require("real spin (schedule deploy, cron 0.5.0)", cron_line("0.5.0"));
-    assert_manifest_built(CronComponent::Sync);
+    assert_manifest_built();
     let dir = story::story_dir("schedule-deploy");
     let launch = Launch {
         spin,

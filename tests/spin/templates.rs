@@ -80,7 +80,9 @@ fn templates_installed(spin: &Path, dir: &Path) -> impl Fn(&[&str]) -> Command {
     let (spin, dir, spin_data) = (spin.to_path_buf(), dir.to_path_buf(), dir.join("spin-data"));
     let spin_cmd = move |args: &[&str]| {
         let mut command = Command::new(&spin);
+        // A user's build, not linted as ours (.ci/run's compiler wrapper).
         command.args(args).env("SPIN_DATA_DIR", &spin_data).current_dir(&dir);
+        command.env_remove("RUSTC_WORKSPACE_WRAPPER");
         command
     };
     let root_dir = root().display().to_string();
@@ -179,6 +181,7 @@ fn build(template: &Template, project: &Path) -> PathBuf {
         Command::new("cargo")
             .args(["build", "--release", "--target", "wasm32-wasip2"])
             .env("CARGO_TARGET_DIR", &target)
+            .env_remove("RUSTC_WORKSPACE_WRAPPER")
             .current_dir(project),
         Duration::from_secs(900),
     );
@@ -564,6 +567,7 @@ fn the_templates_install_from_the_repository_by_git() {
     let spin_in = |args: &[&str]| {
         let mut command = Command::new(&spin);
         command.args(args).env("SPIN_DATA_DIR", dir.join("spin-data")).current_dir(&dir);
+        command.env_remove("RUSTC_WORKSPACE_WRAPPER");
         command
     };
     let url = format!("file://{}", root().display());

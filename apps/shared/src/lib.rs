@@ -23,7 +23,7 @@ mod wrapped;
 pub use board::{list, now_ms, BoardRow, Snapshot};
 pub use janitor::{report_and_write, tick};
 pub use report::TickReport;
-pub use run::{decide, run_holding, run_once, run_unrenewed, Granted, Turn};
+pub use run::{run_holding, run_once, run_unrenewed};
 pub use settings::{BadVariable, Settings};
 pub use wrapped::{answered, cron_wrapped, handler_outcome, run_header_values, RUN_HEADERS};
 

@@ -1,8 +1,7 @@
 //! One guarded run, the sequence every Rust consumer shares: ask the lease component, run the
 //! job only on the replica whose turn it is, close the run, report. The component decides,
-//! keeps the run and says every line; this orders the calls. [`run_once`], [`run_unrenewed`]
-//! and [`run_holding`] are the whole sequence; [`decide`] and [`Granted`] its steps, for a job
-//! that works beside `hold` and then writes under its run.
+//! keeps the run and says every line; this orders the calls: [`run_once`], [`run_unrenewed`]
+//! and [`run_holding`], one per way a run is kept.
 
 use crate::guard::{self, Decision, Outcome, Run, RunDetails};
 use crate::{Settings, TickReport};
@@ -11,19 +10,19 @@ use std::future::Future;
 use std::pin::pin;
 
 /// Whose turn it is.
-pub enum Turn {
+enum Turn {
     /// Not this replica's, or the settings cannot be used: the report says which.
     Skipped(TickReport),
     Granted(Granted),
 }
 
 /// A run granted to this replica, open until [`Granted::finish`].
-pub struct Granted {
-    pub run: Run,
-    pub details: RunDetails,
+struct Granted {
+    run: Run,
+    details: RunDetails,
 }
 
-pub fn decide(settings: &Settings) -> Turn {
+fn decide(settings: &Settings) -> Turn {
     match guard::guarded_invoke(&settings.guard) {
         Decision::Run(run) => Turn::Granted(Granted { details: run.details(), run }),
         Decision::Skip(skipped) => Turn::Skipped(TickReport::skipped(skipped)),
@@ -35,7 +34,7 @@ impl Granted {
     /// and ends first only when the job must stop: the work's future is then dropped at its
     /// current await, and `None` says so (`finish` then reports the run stopped, sending
     /// nothing).
-    pub async fn beside_hold<F: Future>(&self, work: F) -> Option<F::Output> {
+    async fn beside_hold<F: Future>(&self, work: F) -> Option<F::Output> {
         match select(pin!(crate::hold::hold(&self.run)), pin!(work)).await {
             Either::Left(_) => None,
             Either::Right((output, _)) => Some(output),
@@ -43,7 +42,7 @@ impl Granted {
     }
 
     /// Closes the run with the job's outcome: the report, in the component's words.
-    pub fn finish(self, outcome: &Outcome) -> TickReport {
+    fn finish(self, outcome: &Outcome) -> TickReport {
         TickReport::ran(self.run.complete(outcome))
     }
 }

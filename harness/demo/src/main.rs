@@ -68,7 +68,7 @@ fn available() -> Result<Found, String> {
 fn run(found: Found) {
     // What scripts/demo built, and nothing else: the demo's manifest copy loads the lease
     // component, the cron component and the HTTP component.
-    spin::assert_manifest_built(spin::CronComponent::Sync);
+    spin::assert_manifest_built();
     println!("Starting Azurite (in memory, 127.0.0.1, ephemeral port)...");
     let azurite = Azurite::start();
     let dir = traffic_cop_testbed::repo_root().join("target/spin-demo");

@@ -86,19 +86,12 @@ pub fn wrapped_job(kind: &str) -> PathBuf {
 }
 
 /// Fails when the components `spin up` of spin.toml loads are missing or older than their
-/// sources: the lease component, the cron component (`async_cron`: the async one and its lease
-/// component, as spin.toml's `# async:` lines take them) and the HTTP component. What the demo
-/// runs, and nothing it does not.
-pub fn assert_app_components(async_cron: bool) {
+/// sources: the lease component, the cron component and the HTTP component. What the demo runs,
+/// and nothing it does not.
+pub fn assert_app_components() {
     let root = crate::repo_root();
     lease_component();
-    let cron = if async_cron {
-        async_lease();
-        "cron-job-async"
-    } else {
-        "cron-job"
-    };
-    for app in [cron, "http-job"] {
+    for app in ["cron-job", "http-job"] {
         assert_app_fresh(&root, app);
     }
 }
@@ -128,11 +121,10 @@ fn async_lease() -> PathBuf {
 pub fn assert_app_built() {
     lease_component();
     let root = crate::repo_root();
-    // The async cron component and its lease component: spin.toml's `# async:` lines.
+    // The async lease component and the hold job (tests/spin/hold.rs).
     async_components();
     let apps = [
         "cron-job",
-        "cron-job-async",
         "cron-wrapper",
         "cron-wrapper-async",
         "cron-wrapper-job",

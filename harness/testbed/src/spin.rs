@@ -97,61 +97,19 @@ pub fn cron_line_in(data: &Path, version: &str) -> Result<PathBuf, String> {
     }
 }
 
-/// Which cron component a manifest copy runs: spin.toml's default, or the async one its
-/// `# async:` lines name (trigger-cron 0.5.0 and later only).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CronComponent {
-    Sync,
-    Async,
-}
-
-impl CronComponent {
-    /// The one a trigger-cron line runs in these tests: the async component where it can run.
-    pub fn for_line(version: &str) -> CronComponent {
-        if version == "0.3.0" {
-            CronComponent::Sync
-        } else {
-            CronComponent::Async
-        }
-    }
-}
-
 /// Writes `dir/spin.toml`: the project's spin.toml with the cron schedule replaced and the
 /// relative `source`/dependency paths made absolute (the copy lives elsewhere). Everything
 /// else is the users' manifest unchanged; spin.toml itself is never edited.
 pub fn manifest_copy(dir: &Path, cron_expression: &str) -> PathBuf {
-    manifest_copy_with(dir, cron_expression, CronComponent::Sync)
-}
-
-/// [`manifest_copy`], with the async cron component taken as spin.toml tells users to: each
-/// line after an `# async:` line replaced with that line's text.
-pub fn manifest_copy_with(dir: &Path, cron_expression: &str, cron: CronComponent) -> PathBuf {
-    const ASYNC: &str = "# async: ";
     let root = crate::repo_root();
     let original = std::fs::read_to_string(root.join("spin.toml")).expect("spin.toml");
     let absolute = |line: &str, key: &str| -> Option<String> {
         let (head, rest) = line.split_once(&format!("{key} = \""))?;
         Some(format!("{head}{key} = \"{}/{rest}", root.display()))
     };
-    let mut chosen = Vec::new();
-    let mut replacement = None;
-    let mut swaps = 0;
-    for line in original.lines() {
-        if let Some(alternative) = line.strip_prefix(ASYNC) {
-            replacement = Some(alternative.to_string());
-            continue;
-        }
-        match replacement.take() {
-            Some(alternative) if cron == CronComponent::Async => {
-                swaps += 1;
-                chosen.push(alternative);
-            }
-            _ => chosen.push(line.to_string()),
-        }
-    }
     let (mut crons, mut paths) = (0, 0);
-    let copy: Vec<String> = chosen
-        .iter()
+    let copy: Vec<String> = original
+        .lines()
         .map(|line| {
             if line.starts_with("cron_expression = ") {
                 crons += 1;
@@ -169,10 +127,9 @@ pub fn manifest_copy_with(dir: &Path, cron_expression: &str, cron: CronComponent
             }
         })
         .collect();
-    let expected_swaps = if cron == CronComponent::Async { 3 } else { 0 };
     assert!(
-        crons == 1 && paths == 4 && swaps == expected_swaps,
-        "spin.toml changed shape ({crons} cron expressions, {paths} paths, {swaps} async lines): update manifest_copy"
+        crons == 1 && paths == 4,
+        "spin.toml changed shape ({crons} cron expressions, {paths} paths): update manifest_copy"
     );
     std::fs::create_dir_all(dir).expect("manifest dir");
     let path = dir.join("spin.toml");
@@ -186,10 +143,10 @@ pub fn assert_built() {
     crate::built::assert_app_built()
 }
 
-/// Fails when a component [`manifest_copy_with`] loads with `cron` is missing or older than its
-/// sources; checks nothing else.
-pub fn assert_manifest_built(cron: CronComponent) {
-    crate::built::assert_app_components(cron == CronComponent::Async)
+/// Fails when a component [`manifest_copy`] loads is missing or older than its sources;
+/// checks nothing else.
+pub fn assert_manifest_built() {
+    crate::built::assert_app_components()
 }
 
 /// A free loopback port (bound, then released for `spin up --listen`).

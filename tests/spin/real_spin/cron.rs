@@ -5,7 +5,7 @@ use crate::story::{self, Killed, Node, Tick};
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-use traffic_cop_testbed::spin::{manifest_copy_with, CronComponent, Launch};
+use traffic_cop_testbed::spin::{manifest_copy, Launch};
 
 const INTERVAL: u64 = 3;
 const SCHEDULE: &str = "*/3 * * * * *";
@@ -34,8 +34,8 @@ pub fn run(line: &str, spin: PathBuf, data: PathBuf, label: &str) -> CronStory {
     let launch = Launch {
         spin,
         data_dir: Some(data),
-        // 0.5.0 runs the async cron component, as spin.toml's `# async:` lines make it.
-        manifest: manifest_copy_with(&dir.join("app"), SCHEDULE, CronComponent::for_line(line)),
+        // The same cron component under every line (0.5.0 runs the WASI 0.2 one too).
+        manifest: manifest_copy(&dir.join("app"), SCHEDULE),
         component: None,
         lifetime: Duration::from_secs(240),
         env: Vec::new(),

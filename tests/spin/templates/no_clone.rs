@@ -140,7 +140,9 @@ fn a_user_without_a_clone_installs_the_released_templates_and_runs_a_guarded_job
     assert!(copied.success(), "the plugin's data dir copied");
     let spin_in = |dir: &Path, args: &[&str]| {
         let mut command = Command::new(&spin);
+        // A user's build, not linted as ours (.ci/run's compiler wrapper).
         command.args(args).env("SPIN_DATA_DIR", &data).envs(home.env()).current_dir(dir);
+        command.env_remove("RUSTC_WORKSPACE_WRAPPER");
         command
     };
     let tarball = format!("{base}/traffic-cop-templates-{version}.tar.gz");
@@ -280,6 +282,7 @@ fn a_user_without_a_clone_installs_the_released_templates_and_runs_a_guarded_job
             .args(["build", "--skip-generate-wits"])
             .env("SPIN_DATA_DIR", &data)
             .envs(url_home.env())
+            .env_remove("RUSTC_WORKSPACE_WRAPPER")
             .current_dir(&project),
         Duration::from_secs(300),
     );

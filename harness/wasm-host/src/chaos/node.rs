@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use traffic_cop_testbed::azurite::{connection_string_for_port, Azurite};
 use traffic_cop_testbed::faults::{FaultPlan, FaultProxy};
-use traffic_cop_testbed::spin::{manifest_copy_with, CronComponent, Launch, SpinReplica};
+use traffic_cop_testbed::spin::{manifest_copy, Launch, SpinReplica};
 use traffic_cop_testbed::EMULATOR_KEY_B64;
 
 /// The app writes its result to the fenced blob `results/<lock>` (see apps/shared/src/janitor.rs).
@@ -50,12 +50,10 @@ impl Node {
         let launch = Launch {
             spin: config.spin.clone(),
             data_dir: Some(data.clone()),
-            // trigger-cron 0.5.0 replicas run the async cron component (hold@0.5.0's
-            // `hold`), 0.3.0 ones the WASI 0.2 one: one lock, both guard versions.
-            manifest: manifest_copy_with(
+            // The same cron component under both trigger-cron lines, as spin.toml has it.
+            manifest: manifest_copy(
                 &config.dir.join(format!("app-{version}")),
                 &format!("*/{} * * * * *", config.interval),
-                CronComponent::for_line(version),
             ),
             component: None,
             lifetime: config.max_length + Duration::from_secs(300),

@@ -1,7 +1,7 @@
 //! The async component under real Spin 4.0.2 with trigger-cron 0.5.0, beside the WASI 0.2 one:
-//! the app's cron component as spin.toml has it (renewing with `keep-alive` from its loop) and
-//! as its `# async:` lines make it (`hold` beside the work), and the
-//! async cron wrapper around a plain job that awaits its 30 s (docs/wrappers.md). Two
+//! the app's cron component as spin.toml has it (renewing with `keep-alive` from its loop), and
+//! the async cron wrapper around a plain job that awaits its 30 s (`hold` beside the work,
+//! docs/wrappers.md). Two
 //! replicas of each, every 2 s, a 15 s lease and a 30 s job, each replica behind a counting
 //! proxy of its own, and for each:
 //! - the first tick: from its due time to its line in the log (the first instance of the
@@ -20,7 +20,7 @@ use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use traffic_cop_testbed::azurite::connection_string_for_port;
 use traffic_cop_testbed::proxy::CountingProxy;
-use traffic_cop_testbed::spin::{cron_line, manifest_copy_with, spin_home, CronComponent, Launch};
+use traffic_cop_testbed::spin::{cron_line, manifest_copy, spin_home, Launch};
 use traffic_cop_testbed::{repo_root, EMULATOR_KEY_B64};
 
 const LEASE_SECONDS: u64 = 15;
@@ -101,8 +101,6 @@ pub fn hold_beside_keep_alive(azurite_port: u16) {
     let root = repo_root().join("target/bench-hold");
     let _ = std::fs::remove_dir_all(&root);
     let schedule = format!("*/{INTERVAL_S} * * * * *");
-    let app =
-        |label: &str, cron| manifest_copy_with(&root.join(label).join("app"), &schedule, cron);
     let wrapped = root.join("wrapped.toml");
     let trigger =
         format!("[[trigger.cron]]\ncomponent = \"nightly\"\ncron_expression = \"{schedule}\"\n");
@@ -116,8 +114,12 @@ pub fn hold_beside_keep_alive(azurite_port: u16) {
     std::fs::create_dir_all(&root).expect("target/bench-hold");
     std::fs::write(&wrapped, manifest).expect("the wrapped app's manifest");
     for (name, label, manifest, log) in [
-        ("keep-alive (cron-job)", "sync", app("sync", CronComponent::Sync), "cron-job"),
-        ("hold (cron-job-async)", "async", app("async", CronComponent::Async), "cron-job"),
+        (
+            "keep-alive (cron-job)",
+            "sync",
+            manifest_copy(&root.join("sync/app"), &schedule),
+            "cron-job",
+        ),
         ("async wrapper, plain job", "wrapped", wrapped, "nightly"),
     ] {
         measure(name, label, (&manifest, log), (&spin, &data), azurite_port);
