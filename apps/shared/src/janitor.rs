@@ -21,7 +21,7 @@ pub fn tick(settings: &Settings) -> TickReport {
 /// The job's end: the janitor's report, and its result written fenced by the run's token,
 /// after the work and before `complete`, so a run that overshot its lease is refused here
 /// rather than overwriting a newer result.
-pub fn report_and_write(settings: &Settings, run: &Run, details: &RunDetails) -> Outcome {
+fn report_and_write(settings: &Settings, run: &Run, details: &RunDetails) -> Outcome {
     let report = janitor_report(settings);
     let written = crate::result::write_result(settings, details, |name, contents| {
         run.write_fenced(name, contents)

@@ -21,7 +21,7 @@ mod words;
 mod wrapped;
 
 pub use board::{list, now_ms, BoardRow, Snapshot};
-pub use janitor::{report_and_write, tick};
+pub use janitor::tick;
 pub use report::TickReport;
 pub use run::{run_holding, run_once, run_unrenewed};
 pub use settings::{BadVariable, Settings};
