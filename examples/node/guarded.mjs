@@ -7,7 +7,10 @@
 //   TRAFFIC_COP_CONNECTION_STRING='UseDevelopmentStorage=true' node guarded.mjs
 //
 // Optional: TRAFFIC_COP_CONTAINER, TRAFFIC_COP_LOCK, TRAFFIC_COP_HOLDER.
-import { 'traffic-cop:lease/lease@1.0.0' as lease, 'traffic-cop:lease/guard@1.0.0' as guard } from './gen/traffic-cop.js';
+import {
+  'traffic-cop:lease/lease@1.0.0' as lease,
+  'traffic-cop:lease/guard@1.0.0' as guard,
+} from './gen/traffic-cop.js';
 
 const env = process.env;
 const connectionString = env.TRAFFIC_COP_CONNECTION_STRING ?? 'UseDevelopmentStorage=true';

@@ -6,7 +6,8 @@
 // wall clock's 3 s slot (ok, fail, trap, ok).
 
 import { getEnvironment } from 'wasi:cli/environment@0.2.0';
-import { currentRun, guarded, respond } from 'traffic-cop-guarded';
+import { currentRun, guarded } from 'traffic-cop-guarded';
+import { respond } from 'traffic-cop-guarded';
 
 const variable = (name) => Object.fromEntries(getEnvironment())[name];
 

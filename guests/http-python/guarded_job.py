@@ -12,7 +12,8 @@ from componentize_py_types import Err
 from wit_world import exports
 from wit_world.imports.streams import StreamError_Closed
 
-from traffic_cop_guarded import current_run, guarded, respond
+from traffic_cop_guarded import current_run, guarded
+from traffic_cop_guarded import respond
 
 
 def mode():

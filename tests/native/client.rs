@@ -36,6 +36,19 @@ fn steady_state_acquire_is_one_signed_round_trip_with_a_proposed_id() {
     assert_eq!(client.round_trips(), 1);
 }
 
+/// The native example of docs/guests-and-node.md, line for line (the docs check holds it to
+/// these lines), with the real clock and randomness, against a transport that grants.
+#[test]
+fn the_docs_native_example_acquires() -> Result<(), Box<dyn std::error::Error>> {
+    let connection_string = "UseDevelopmentStorage=true".to_string();
+    let my_transport = ScriptedTransport::new().expect(lease_action("acquire"), granted(201));
+    let lock = traffic_cop::Lock::parse(&connection_string, "locks", "nightly")?;
+    let mut client = traffic_cop::LeaseClient::new(my_transport, traffic_cop::StdRuntime);
+    let grant = client.acquire(&lock, traffic_cop::LeaseDuration::Fixed(15), None)?;
+    assert_eq!(grant.lease_id.as_str(), ID);
+    Ok(())
+}
+
 #[test]
 fn acquire_creates_a_missing_blob_then_retries_once() {
     let script = ScriptedTransport::new()

@@ -1,26 +1,19 @@
 //! The user docs (README.md, docs/**, templates/README.md): within their budgets, free of the
-//! development log, and every relative link lands on a file and, with `#anchor`, on a heading.
+//! development log, every relative link landing on a file and, with `#anchor`, on a heading,
+//! every example run, part of a file the tests build or marked not runnable, and every version
+//! they name one that release.toml lists and the tests run.
 
 use std::path::{Path, PathBuf};
+use traffic_cop_testbed::docs::{self, user_docs, Example, How};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
-fn user_docs() -> Vec<PathBuf> {
-    let root = Path::new(ROOT);
-    let mut docs = vec![root.join("README.md"), root.join("templates/README.md")];
-    let mut pages: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "md"))
-        .collect();
-    pages.sort();
-    docs.extend(pages);
-    docs
-}
-
+/// The words a reader sees: an example's mark (an HTML comment) is not shown.
 fn words(text: &str) -> usize {
-    text.split_whitespace().count()
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with("<!--"))
+        .flat_map(str::split_whitespace)
+        .count()
 }
 
 #[test]
@@ -178,4 +171,120 @@ fn the_link_check_sees_a_broken_link() {
     assert_eq!(anchor("The HTTP wrapper (Spin 4)"), "the-http-wrapper-spin-4");
     assert_eq!(anchor("`hold` (the async component)"), "hold-the-async-component");
     assert!(date_at("2026-11-27)") && !date_at("2026-11-2"));
+}
+
+/// An example held to its mark: a `run by` file that takes it by name, a `part of` file that
+/// holds it.
+fn judge(example: &Example) -> Result<How, String> {
+    let how = docs::how(&example.mark)?;
+    let read = |path: &str| {
+        std::fs::read_to_string(Path::new(ROOT).join(path)).map_err(|e| format!("{path}: {e}"))
+    };
+    match &how {
+        How::Run { name, by } => {
+            if !read(by)?.contains(&format!("\"{name}\"")) {
+                return Err(format!("{by} does not take the example {name:?}"));
+            }
+        }
+        How::PartOf(path) => docs::part_of(example, &read(path)?)?,
+        How::NotRunnable(_) => {}
+    }
+    Ok(how)
+}
+
+/// Every fenced example in the user docs, as `page:line`.
+fn place(example: &Example) -> String {
+    let page = example.page.strip_prefix(ROOT).unwrap_or(&example.page);
+    format!("{}:{}", page.display(), example.line)
+}
+
+#[test]
+fn every_example_is_run_part_of_a_built_file_or_marked_not_runnable() {
+    let examples = docs::all();
+    assert!(examples.len() >= 20, "{} examples: {examples:#?}", examples.len());
+    let (mut wrong, mut unrun, mut names) = (Vec::new(), Vec::new(), Vec::new());
+    for example in &examples {
+        match judge(example) {
+            Ok(How::NotRunnable(reason)) => unrun.push(format!("{}: {reason}", place(example))),
+            Ok(How::Run { name, .. }) => names.push(name),
+            Ok(How::PartOf(_)) => {}
+            Err(why) => wrong.push(format!("{}: {why}", place(example))),
+        }
+    }
+    assert!(wrong.is_empty(), "examples not held to their marks: {wrong:#?}");
+    assert!(unrun.len() <= 10, "{} examples not runnable: {unrun:#?}", unrun.len());
+    let mut unique = names.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), names.len(), "two examples share a name: {names:?}");
+}
+
+/// The check fails a block without a mark, a reason outside the list, a run nobody takes, and
+/// a `part of` example one line of which changed.
+#[test]
+fn the_example_check_sees_a_broken_example() {
+    let page = Path::new(ROOT).join("docs/wrappers.md");
+    let text = std::fs::read_to_string(&page).unwrap();
+    let examples = docs::examples_of(&page, &text);
+    let part = examples
+        .iter()
+        .find(|e| matches!(docs::how(&e.mark), Ok(How::PartOf(_))))
+        .expect("a part-of example in docs/wrappers.md");
+    assert!(judge(part).is_ok(), "{part:#?}");
+    let code = part.body.lines().find(|l| !l.trim().is_empty()).unwrap();
+    let broken =
+        Example { body: part.body.replacen(code, &format!("{code} x"), 1), ..part.clone() };
+    assert!(judge(&broken).unwrap_err().contains("is not there"), "{broken:#?}");
+    let unmarked = Example { mark: String::new(), ..part.clone() };
+    assert!(judge(&unmarked).unwrap_err().contains("no `<!-- example"));
+    let excuse =
+        Example { mark: "<!-- example: not runnable, too slow -->".into(), ..part.clone() };
+    assert!(judge(&excuse).unwrap_err().contains("not one of"));
+    let orphan =
+        Example { mark: "<!-- example nobody: run by docs/wrappers.md -->".into(), ..part.clone() };
+    assert!(judge(&orphan).unwrap_err().contains("does not take"));
+    let blocks = docs::examples_of(&page, "<!-- example: part of x -->\n```toml\na = 1\n```\n");
+    assert_eq!((blocks[0].line, blocks[0].body.as_str()), (2, "a = 1\n"));
+    assert_eq!(docs::how(&blocks[0].mark), Ok(How::PartOf("x".into())));
+    let commands =
+        docs::shell_commands("A=1 spin up --x 'a b' \\\n  -y & # note\ncd d && ls; pwd\n");
+    let words: Vec<(String, Vec<String>, bool)> =
+        commands.iter().map(|c| (c.program.clone(), c.args.clone(), c.background)).collect();
+    assert_eq!(words[0].1, ["up", "--x", "a b", "-y"]);
+    assert_eq!(commands[0].env, [("A".to_string(), "1".to_string())]);
+    assert!(words[0].2 && !words[1].2);
+    assert_eq!(words.iter().map(|w| w.0.as_str()).collect::<Vec<_>>(), ["spin", "cd", "ls", "pwd"]);
+}
+
+/// The docs' SQL fence (docs/guarantees-and-protocol.md) in SQLite (Python's sqlite3): an older
+/// run's write changes no row, the same run's and a newer one's do.
+#[test]
+fn the_sql_example_lets_no_older_run_write() {
+    let sql = docs::example("fenced-sql");
+    let script = r#"
+import sqlite3, sys
+db = sqlite3.connect(":memory:")
+db.execute("CREATE TABLE results (id INTEGER PRIMARY KEY, payload TEXT, fencing_token INTEGER)")
+db.execute("INSERT INTO results VALUES (1, 'from run 5', 5)")
+update = sys.stdin.read()
+for token in (4, 5, 6, 5):
+    changed = db.execute(update, {"id": 1, "payload": f"from run {token}", "token": token}).rowcount
+    print(token, changed, db.execute("SELECT payload FROM results").fetchone()[0])
+"#;
+    let mut python = std::process::Command::new("python3")
+        .args(["-c", script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3");
+    use std::io::Write;
+    python.stdin.take().unwrap().write_all(sql.as_bytes()).unwrap();
+    let out = python.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        said.lines().collect::<Vec<_>>(),
+        ["4 0 from run 5", "5 1 from run 5", "6 1 from run 6", "5 0 from run 6"]
+    );
 }

@@ -7,6 +7,7 @@ use serde_json::Value;
 use std::process::Command;
 use std::time::Duration;
 use traffic_cop_testbed::azurite::{connection_string_for_port, Azurite};
+use traffic_cop_testbed::docs;
 use traffic_cop_testbed::needs::require;
 use traffic_cop_testbed::runner::Test;
 use traffic_cop_testbed::spin::{assert_built, find_spin};
@@ -104,6 +105,16 @@ fn check_settings_by_hand_says_what_is_wrong_and_what_to_do_first() {
     assert!(!ran.stdout.contains("LeaseError") && !ran.stdout.contains('{'), "{said}");
     assert!(!ran.stdout.contains(&wrong_key), "the key was printed: {said}");
     assert!(crate::story::lock_entry(&container).is_none(), "the check created the lock");
+    // The docs' sample (docs/operations.md) is this answer, with this test's container and
+    // Azurite's port.
+    let port = format!("127.0.0.1:{}", Azurite::shared().port);
+    let sample = docs::replaced(
+        &docs::example("check-settings"),
+        &[("\"traffic-cop\"", &format!("\"{container}\"")), ("127.0.0.1:10000", &port)],
+    );
+    if let Err(why) = docs::output_matches(&sample, &ran.stdout) {
+        panic!("docs/operations.md's sample is not what the check says: {why}\n{said}");
+    }
 }
 
 pub fn tests() -> Vec<Test> {

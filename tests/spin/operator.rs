@@ -10,6 +10,7 @@ use crate::spin::decisions::{decisions, Decision};
 use crate::story::{self, Node};
 use serde_json::Value;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use traffic_cop_testbed::docs;
 use traffic_cop_testbed::needs::require;
 use traffic_cop_testbed::runner::Test;
 use traffic_cop_testbed::spin::{
@@ -32,14 +33,22 @@ fn wait_until(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
-/// POSTs an operator's route on `node` with the bearer token; the JSON answer.
-fn operate(node: &Node, path_and_query: &str) -> Value {
-    let auth = format!("Bearer {TOKEN}");
+/// The `curl` of docs/operations.md's `example` sent to `node`: its method, its header (`$auth`
+/// with this story's token) and its path and query; the JSON answer.
+fn operate(node: &Node, example: &str) -> Value {
+    let auth = format!("Authorization: Bearer {TOKEN}");
+    let text = docs::replaced(&docs::example(example), &[("$auth", &auth)]);
+    let curl = docs::shell_commands(&text).into_iter().find(|c| c.program == "curl");
+    let curl = docs::curl(&curl.unwrap_or_else(|| panic!("no curl in {example}: {text}")));
+    let curl = curl.unwrap_or_else(|e| panic!("{example}: {e}"));
+    let headers: Vec<(&str, &str)> =
+        curl.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let path_and_query = &curl.path;
     let (status, body) = http_with(
         node.replica.port,
-        "POST",
+        &curl.method,
         path_and_query,
-        &[("Authorization", &auth)],
+        &headers,
         Duration::from_secs(60),
     )
     .unwrap_or_else(|e| panic!("{path_and_query}: {e}"));
@@ -144,9 +153,9 @@ fn pause_drain_deploy_run_now_and_resume_on_real_spin() {
     });
     let draining = story::lock_entry(&container).unwrap().fencing_token;
     let asked_ms = now_ms();
-    let paused = operate(&old[0], "/pause?by=ops&reason=deploy&drain_ms=30000");
+    let paused = operate(&old[0], "operator-pause");
     let paused_ms = now_ms();
-    assert_eq!(paused["paused_by"], "ops", "{paused}");
+    assert_eq!(paused["paused_by"], "alice", "{paused}");
     assert_eq!(paused["running"], false, "the drain returned with a run in progress: {paused}");
     let drained = runs(&old);
     assert!(
@@ -176,9 +185,9 @@ fn pause_drain_deploy_run_now_and_resume_on_real_spin() {
         );
     }
     // Two run-now calls while paused: the job stays paused.
-    let asked = operate(&new[0], "/run-now?by=ops");
-    assert_eq!((&asked["run_now_by"], &asked["paused_by"]), (&"ops".into(), &"ops".into()));
-    operate(&new[1], "/run-now?by=ops");
+    let asked = operate(&new[0], "operator-run-now");
+    assert_eq!((&asked["run_now_by"], &asked["paused_by"]), (&"alice".into(), &"alice".into()));
+    operate(&new[1], "operator-run-now");
     std::thread::sleep(Duration::from_millis(4_500));
     let while_paused: Vec<Decision> = runs(old.iter().chain(&new))
         .into_iter()
@@ -186,10 +195,10 @@ fn pause_drain_deploy_run_now_and_resume_on_real_spin() {
         .collect();
     assert!(while_paused.is_empty(), "runs while paused: {while_paused:#?}");
 
-    let resumed = operate(&new[2], "/resume?by=ops");
+    let resumed = operate(&new[2], "operator-resume");
     let resumed_ms = now_ms();
     assert!(resumed["paused_by"].is_null(), "{resumed}");
-    assert_eq!(resumed["run_now_by"], "ops", "the run-now waits for the next tick: {resumed}");
+    assert_eq!(resumed["run_now_by"], "alice", "the run-now waits for the next tick: {resumed}");
     // No run since the drained one (checked above): every later token came after the resume.
     // (A tick's scheduled second can precede the resume's answer: the record is written first.)
     // A run's line is printed when its 3 s of work are done: wait for three of them.
@@ -204,7 +213,7 @@ fn pause_drain_deploy_run_now_and_resume_on_real_spin() {
     let all = format!("{after:#?}");
     let manual: Vec<&Decision> = after.iter().filter(|d| d.manual_by.is_some()).collect();
     assert_eq!(manual.len(), 1, "two run-now calls make one manual run: {all}");
-    assert_eq!(manual[0].manual_by.as_deref(), Some("ops"));
+    assert_eq!(manual[0].manual_by.as_deref(), Some("alice"));
     assert_eq!(after.first().map(|d| d.token), Some(manual[0].token), "manual run first: {all}");
     let scheduled: Vec<&Decision> = after.iter().filter(|d| d.manual_by.is_none()).collect();
     assert!(scheduled.len() >= 2, "the schedule did not go on after resume: {all}");

@@ -7,6 +7,7 @@
 //! refusals are checked too: the registry stopped, a version that does not exist. And the form
 //! for users without a registry: `{ url, digest }`, with a digest that does not match refused.
 
+use traffic_cop_testbed::docs;
 use traffic_cop_testbed::needs::require;
 use traffic_cop_testbed::runner::Test;
 
@@ -41,11 +42,24 @@ impl Home {
         std::fs::create_dir_all(&config).unwrap();
         std::fs::create_dir_all(dir.join("cache")).unwrap();
         if let Some(registry) = registry {
-            // wasm-pkg-client 0.11 (Spin 4.0.2) speaks HTTPS to every OCI registry unless told.
-            let mut text = format!("[registry.\"{registry}\".oci]\nprotocol = \"http\"\n");
-            if let Some((user, password)) = login {
-                text += &format!("auth = {{ username = \"{user}\", password = \"{password}\" }}\n");
-            }
+            // wasm-pkg-client 0.11 (Spin 4.0.2) speaks HTTPS to every OCI registry unless told:
+            // the docs' config (docs/spin-and-spinkube.md), its login only for a protected one.
+            let text = docs::example("wasm-pkg-config");
+            let text = match login {
+                Some((user, password)) => docs::replaced(
+                    &text,
+                    &[
+                        ("\"me\"", &format!("\"{user}\"")),
+                        ("\"a token\"", &format!("\"{password}\"")),
+                    ],
+                ),
+                None => text
+                    .lines()
+                    .filter(|l| !l.starts_with("auth"))
+                    .map(|l| format!("{l}\n"))
+                    .collect(),
+            };
+            let text = docs::replaced(&text, &[("localhost:5000", registry)]);
             std::fs::write(config.join("config.toml"), text).unwrap();
         }
         Home { dir: dir.to_path_buf() }
@@ -221,10 +235,7 @@ fn a_spin_app_takes_the_component_from_a_registry_and_runs_a_guarded_job() {
     let digest = release(&registry, &dir.join("release"));
     check_configs(&dir.join("registry/storage/docker/registry/v2"));
     let home = Home::new(&dir.join("home"), Some(&registry.name()));
-    let dependency = format!(
-        "{{ version = \"^1.0.0\", package = \"traffic-cop:lease-azure\", registry = \"{}\" }}",
-        registry.name()
-    );
+    let dependency = documented_dependency("registry", &[("<host>", &registry.name())]);
     let manifest = app_manifest(&dir.join("app"), &dependency);
     assert!(home.cached().is_empty(), "nothing may come from a cache: {:?}", home.cached());
 
@@ -290,6 +301,17 @@ fn a_spin_app_takes_the_component_from_a_registry_and_runs_a_guarded_job() {
     println!("registry round trip on real Spin: {} runs, component {digest}", runs(&ticks));
 }
 
+/// The value of docs/spin-and-spinkube.md's `"traffic-cop:lease"` dependency in `form`
+/// (`registry` or `url`), filled in with `edits`.
+fn documented_dependency(form: &str, edits: &[(&str, &str)]) -> String {
+    let example = docs::example("registry-dependency");
+    let line = example
+        .lines()
+        .find(|l| l.starts_with("\"traffic-cop:lease\" = ") && l.contains(&format!(" {form} = ")))
+        .unwrap_or_else(|| panic!("no {form} form in the docs' example: {example}"));
+    docs::replaced(line.split_once(" = ").unwrap().1, edits)
+}
+
 /// A static file server on loopback for the `{ url, digest }` form (Python's http.server).
 pub(super) struct FileServer {
     pub(super) port: u16,
@@ -334,8 +356,11 @@ fn a_spin_app_takes_the_component_by_url_and_digest_and_refuses_another_digest()
     let server = FileServer::start(&built);
     let url = format!("http://127.0.0.1:{}/traffic_cop.wasm", server.port);
     let home = Home::new(&dir.join("home"), None);
-    let manifest =
-        app_manifest(&dir.join("app"), &format!("{{ url = \"{url}\", digest = \"{digest}\" }}"));
+    let dependency = documented_dependency(
+        "url",
+        &[("https://…/traffic_cop.wasm", &url), ("sha256:…", &digest)],
+    );
+    let manifest = app_manifest(&dir.join("app"), &dependency);
     let launch = Launch {
         spin: spin.clone(),
         data_dir: Some(data.clone()),

@@ -9,6 +9,7 @@
 //! Spin app's components are built, from Cargo.lock as the projects' starting lock: the
 //! host-side macros and the dependencies they share are compiled once.
 
+use traffic_cop_testbed::docs::{self, ShellCommand};
 use traffic_cop_testbed::needs::require;
 use traffic_cop_testbed::runner::Test;
 
@@ -53,7 +54,7 @@ const TEMPLATES: [Template; 2] = [
 const WRAPPED: Template = Template {
     id: "traffic-cop-cron-rust-wrapped",
     line: "0.5.0",
-    name: "wrapped-job",
+    name: "nightly-job",
     cron_wit: "package spin:cron@3.0.0;",
     is_async: true,
 };
@@ -449,25 +450,50 @@ fn the_trigger_polls_at_the_schedules_seconds_and_the_schedule_is_written_once()
 /// The wrapped template: generated code with no traffic-cop call and a world that imports
 /// nothing, built, and run by two replicas under trigger-cron 0.5.0: the wrapper calls the
 /// handler once per due time across both, and only on runs.
+/// What the README's quick start does before `spin templates install`, which the test bed has
+/// done: the clone (this checkout), the builds (scripts/test), Azurite's package and the plugin
+/// (.ci/run; the test starts an Azurite of its own) and the moves between directories.
+const QUICK_START_SETUP: [&str; 7] = [
+    "git clone",
+    "cd",
+    "scripts/build-components lease apps",
+    "npm ci --prefix tools/azurite",
+    "node tools/azurite/run.js",
+    "spin plugins",
+    "built=",
+];
+
+/// The README's quick start, from `spin templates install` on, and its second replica: the
+/// wrapped template generated, built and run by two replicas with their own state and logs.
 fn the_wrapped_template_guards_a_plain_handler() {
     let spin = require("spin templates (wrapped)", find_spin());
     let data = require("spin templates (wrapped, cron 0.5.0)", cron_line(WRAPPED.line));
     traffic_cop_testbed::built::assert_app_built();
     let wrapper = traffic_cop_testbed::built::app_wasm("cron_wrapper_async");
+    let built = wrapper.parent().unwrap().display().to_string();
+    assert_eq!(WRAPPED.lease().parent(), wrapper.parent());
+    let readme =
+        docs::replaced(&docs::example("quick-start"), &[("$built/", &format!("{built}/"))]);
+    let (setup, commands): (Vec<ShellCommand>, Vec<ShellCommand>) =
+        docs::shell_commands(&readme).into_iter().partition(|c| {
+            let line = format!("{} {}", c.program, c.args.join(" "));
+            QUICK_START_SETUP.iter().any(|s| line.starts_with(s))
+        });
+    assert_eq!(setup.len(), 10, "the quick start's setup changed: {setup:#?}");
+    let said: Vec<Vec<&str>> =
+        commands.iter().map(|c| c.args.iter().map(String::as_str).collect()).collect();
+    assert!(commands.iter().all(|c| c.program == "spin"), "{commands:#?}");
+    assert_eq!(said.len(), 4, "{commands:#?}");
+    assert_eq!(said[0], ["templates", "install", "--dir", "."], "run in the clone: {readme}");
+    assert_eq!(said[1][..4], ["new", "-t", WRAPPED.id, WRAPPED.name], "{readme}");
+    assert_eq!(said[2], ["build", "--skip-generate-wits"], "{readme}");
+    assert_eq!(said[3], ["up"], "{readme}");
     let dir = scratch("templates-wrapped");
     let spin_cmd = templates_installed(&spin, &dir);
     let project = dir.join(WRAPPED.name);
-    let values = [
-        format!("lease-component={}", WRAPPED.lease().display()),
-        format!("wrapper-component={}", wrapper.display()),
-        "cron-expression=*/2 * * * * *".to_string(),
-    ];
-    let mut args = vec!["new", "-t", WRAPPED.id, WRAPPED.name, "--accept-defaults", "--no-vcs"];
-    for value in &values {
-        args.extend(["-v", value]);
-    }
     let out = project.display().to_string();
-    args.extend(["-o", &out]);
+    let mut args = said[1].clone();
+    args.extend(["--no-vcs", "-v", "cron-expression=*/2 * * * * *", "-o", &out]);
     let generated = run(&mut spin_cmd(&args), Duration::from_secs(60));
     assert!(generated.ok(), "spin new -t {} {}", WRAPPED.id, generated.said());
     let code = std::fs::read_to_string(project.join("src/lib.rs")).unwrap();
@@ -479,12 +505,10 @@ fn the_wrapped_template_guards_a_plain_handler() {
     assert_eq!(dependencies, ["wit-bindgen"], "the job depends on more than its bindings");
     assert!(!code.contains("guard::") && !code.contains("traffic_cop"), "{code}");
     let wasm = build(&WRAPPED, &project);
-    // The build the generated spin.toml tells a user to run: no warning about import
-    // interfaces, before or after the job is built (plain `spin build` warns on a fresh project).
+    // The build the README runs: no warning about import interfaces, before or after the job
+    // is built (plain `spin build` warns on a fresh project).
     let spin_built = run(
-        spin_cmd(&["build", "--skip-generate-wits"])
-            .current_dir(&project)
-            .env("CARGO_TARGET_DIR", root().join("target")),
+        spin_cmd(&said[2]).current_dir(&project).env("CARGO_TARGET_DIR", root().join("target")),
         Duration::from_secs(300),
     );
     assert!(spin_built.ok(), "spin build --skip-generate-wits {}", spin_built.said());
@@ -496,17 +520,33 @@ fn the_wrapped_template_guards_a_plain_handler() {
     std::fs::copy(&wasm, source.join(wasm.file_name().unwrap())).unwrap();
     let azurite = Azurite::start();
     let container = format!("tpl-wrapped-{}", std::process::id());
-    let replicas: Vec<(Background, PathBuf)> = (0..2)
-        .map(|i| {
-            let at = project.join(format!("replica-{i}"));
-            start_replica(
-                (&spin, &data, &project),
-                &at,
-                &azurite,
-                &container,
-                &format!("r-{i}"),
-                None,
-            )
+    // The README's replicas, in the project: the quick start's `spin up`, then the second
+    // replica's, each with its own state and logs; Azurite and the plugin are the test's.
+    let second = docs::shell_commands(&docs::example("second-replica"));
+    assert_eq!(second.len(), 1, "{second:#?}");
+    let replicas: Vec<(Background, PathBuf)> = [&commands[3], &second[0]]
+        .iter()
+        .enumerate()
+        .map(|(i, up)| {
+            assert_eq!((up.program.as_str(), up.args[0].as_str()), ("spin", "up"), "{up:#?}");
+            let mut env: Vec<(String, String)> = [
+                ("SPIN_DATA_DIR", data.display().to_string()),
+                ("SPIN_VARIABLE_CONNECTION_STRING", azurite.connection_string()),
+                ("SPIN_VARIABLE_STORAGE_ENDPOINT", format!("http://127.0.0.1:{}", azurite.port)),
+                ("SPIN_VARIABLE_CONTAINER", container.clone()),
+            ]
+            .map(|(k, v)| (k.to_string(), v))
+            .to_vec();
+            env.extend(up.env.iter().cloned());
+            let logs = match up.args.iter().position(|a| a == "--log-dir") {
+                Some(at) => project.join(&up.args[at + 1]),
+                None => project.join(".spin/logs"),
+            };
+            let args: Vec<&str> = up.args.iter().map(String::as_str).collect();
+            let out = dir.join(format!("replica-{i}.out"));
+            let spin_up =
+                Background::start_in(&project, &spin, &args, &env, &out, Duration::from_secs(120));
+            (spin_up, logs.parent().unwrap().to_path_buf())
         })
         .collect();
     let log = |dir: &PathBuf| {

@@ -3,6 +3,7 @@
 //! spin.toml.
 
 use std::path::PathBuf;
+use traffic_cop_testbed::docs;
 use traffic_cop_testbed::needs::require;
 use traffic_cop_testbed::spin::{cron_line, find_spin};
 
@@ -181,7 +182,7 @@ key_value_stores = ["default"]
         variables = component_variables(),
         sync_lease = path(&traffic_cop_testbed::built::lease_component()),
     );
-    format!(
+    let manifest = format!(
         r#"spin_manifest_version = 2
 
 [application]
@@ -211,7 +212,18 @@ environment = {{ {handler} }}
 "traffic-cop:lease" = {{ path = "{lease}" }}
 {job}{board}"#,
         variables = component_variables(),
-    )
+    );
+    // docs/wrappers.md shows these manifests: its lines must be this one's.
+    let documented = match (how.trigger, how.wrapped) {
+        (Trigger::Http, Some(_)) => Some("http-wrapper-manifest"),
+        (Trigger::Http, None) => Some("guarded-manifest"),
+        (Trigger::Cron, _) => None,
+    };
+    if let Some(name) = documented {
+        let shown = docs::output_matches(&docs::example(name), &manifest);
+        assert!(shown.is_ok(), "docs/wrappers.md's {name}: {shown:?}\n{manifest}");
+    }
+    manifest
 }
 
 /// The settings both the wrapper and the board read, from the app's variables.

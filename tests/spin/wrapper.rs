@@ -13,6 +13,7 @@ use super::wrapped_app::{Wrapping, LEASE_SECONDS};
 use super::wrapped_board::check_board;
 use super::wrapped_fleet::{calls_by_due, Fleet};
 use std::time::Duration;
+use traffic_cop_testbed::docs;
 use traffic_cop_testbed::needs::require;
 use traffic_cop_testbed::runner::Test;
 use traffic_cop_testbed::spin::{cron_line_in, spin_3};
@@ -85,10 +86,13 @@ fn the_sync_wrapper_refuses_a_lease_shorter_than_the_stated_job() {
     let refused = fleet.wait(Duration::from_secs(20), |f| {
         f.stderr(0).contains("set the `max_job_seconds` variable: 30 s is longer than the lease")
     });
-    let said = fleet.said();
+    let (said, stderr) = (fleet.said(), fleet.stderr(0));
     let (calls, requests) = (fleet.calls(), fleet.proxy.requests());
     fleet.stop();
     assert!(refused, "{said}");
+    // docs/wrappers.md quotes the refusal.
+    let quoted = docs::output_matches(&docs::example("max-job-refused"), &stderr);
+    assert!(quoted.is_ok(), "{quoted:?}: {said}");
     assert!(calls[0].is_empty(), "the handler was called: {said}");
     assert_eq!(requests, 0, "storage was asked: {said}");
 }

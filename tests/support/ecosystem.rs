@@ -5,7 +5,7 @@
 
 use std::io::Read;
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -108,8 +108,22 @@ impl Background {
         log: &std::path::Path,
         life: Duration,
     ) -> Background {
+        Background::start_in(Path::new("."), program, args, env, log, life)
+    }
+
+    /// [`Background::start`] with `dir` as the working directory (a docs example's relative
+    /// paths).
+    pub fn start_in(
+        dir: &Path,
+        program: &std::path::Path,
+        args: &[&str],
+        env: &[(String, String)],
+        log: &std::path::Path,
+        life: Duration,
+    ) -> Background {
         let out = std::fs::File::create(log).expect("log file");
         let mut command = Command::new("sh");
+        command.current_dir(dir);
         command
             .args(["-c", WATCHER, "sh", &life.as_secs().max(1).to_string()])
             .arg(program)

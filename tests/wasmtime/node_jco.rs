@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 use traffic_cop_testbed::azurite::Azurite;
+use traffic_cop_testbed::docs;
 use traffic_cop_testbed::needs::require;
 use traffic_cop_wasm_host::component::{fresh, v1};
 
@@ -45,13 +46,22 @@ fn node_example_acquires_guards_and_completes_through_the_transpiled_component()
     let mut inspector = fresh();
     let wasm = traffic_cop_wasm_host::component::wasm_path();
     let dir = node_example();
-
+    // docs/guests-and-node.md's commands: in examples/node, `npm install` (the test bed's, in
+    // toolchain()), then jco (what `npx jco` runs) and node.
+    let example = docs::shell_commands(&docs::example("node-jco"));
+    let line = |c: &docs::ShellCommand| format!("{} {}", c.program, c.args.join(" "));
+    let lines: Vec<String> = example.iter().map(line).collect();
+    assert_eq!(lines.len(), 4, "{lines:#?}");
+    assert_eq!(lines[..2], ["cd examples/node", "npm install --no-save"], "{lines:#?}");
+    let (transpile, script) = (&example[2], &example[3]);
+    assert_eq!(
+        (transpile.program.as_str(), transpile.args[..2].concat()),
+        ("npx", "jcotranspile".into())
+    );
+    let input = dir.join(&transpile.args[2]).canonicalize().expect("the example's .wasm");
+    assert_eq!(input, wasm.canonicalize().unwrap(), "the example transpiles another file");
     let transpiled = run(
-        Command::new(&jco)
-            .arg("transpile")
-            .arg(&wasm)
-            .args(["--name", "traffic-cop", "--quiet", "-o", "gen"])
-            .current_dir(&dir),
+        Command::new(&jco).args(&transpile.args[1..]).arg("--quiet").current_dir(&dir),
         Duration::from_secs(120),
     );
     assert!(transpiled.ok(), "jco transpile {}", transpiled.said());
@@ -67,9 +77,11 @@ fn node_example_acquires_guards_and_completes_through_the_transpiled_component()
     let holder = "node-replica-1";
     // The script's calls must fall in one minute of its every-minute schedule.
     traffic_cop_testbed::room_in_minute(20);
+    assert_eq!(script.program, "node", "{script:#?}");
+    assert_eq!(script.env[0].0, "TRAFFIC_COP_CONNECTION_STRING", "{script:#?}");
     let ran = run(
         Command::new(&node)
-            .arg("guarded.mjs")
+            .args(&script.args)
             .env("TRAFFIC_COP_CONNECTION_STRING", &connection_string)
             .env("TRAFFIC_COP_CONTAINER", &container)
             .env("TRAFFIC_COP_LOCK", "nightly")

@@ -3,13 +3,14 @@
 //! ([`proxy`]), inject faults ([`faults`]) or move the service's clock ([`clock_proxy`]), the real Spin CLI's replicas ([`spin`]), a
 //! throwaway TLS CA ([`tls`]), a fake Entra ID endpoint ([`fake_idp`]) and an OCI registry
 //! ([`oci_registry`]); the built artifacts
-//! ([`built`]) and the tools a test needs ([`needs`]). Nothing here links wasmtime: the
+//! ([`built`]), the tools a test needs ([`needs`]) and the user docs' examples ([`docs`]). Nothing here links wasmtime: the
 //! component host is `traffic-cop-wasm-host`.
 
 pub mod azurite;
 pub mod azurite_oauth;
 pub mod built;
 pub mod clock_proxy;
+pub mod docs;
 pub mod fake_idp;
 mod fake_idp_request;
 mod fake_idp_routes;

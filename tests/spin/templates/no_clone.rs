@@ -67,8 +67,11 @@ fn runs_once_per_due_time(
             (up, dir)
         })
         .collect();
+    // The job's component is named after the project.
+    let component = project.file_name().unwrap().to_str().unwrap();
     let log = |dir: &PathBuf| {
-        std::fs::read_to_string(dir.join(format!("logs/{NAME}_stdout.txt"))).unwrap_or_default()
+        std::fs::read_to_string(dir.join(format!("logs/{component}_stdout.txt")))
+            .unwrap_or_default()
     };
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut logs: Vec<String> = Vec::new();
@@ -145,35 +148,40 @@ fn a_user_without_a_clone_installs_the_released_templates_and_runs_a_guarded_job
         command.env_remove("RUSTC_WORKSPACE_WRAPPER");
         command
     };
+    // The README's commands from a release, its download URL this loopback server's, and the
+    // project generated for this registry, its trigger asking every 2 s.
     let tarball = format!("{base}/traffic-cop-templates-{version}.tar.gz");
-    let installed = run(
-        &mut spin_in(&user, &["templates", "install", "--tar", &tarball]),
-        Duration::from_secs(60),
-    );
+    let readme =
+        docs::replaced(&docs::example("from-release"), &[("$release/", &format!("{base}/"))]);
+    let commands: Vec<Vec<String>> = docs::shell_commands(&readme)
+        .into_iter()
+        .filter(|c| c.program == "spin")
+        .map(|c| c.args)
+        .collect();
+    assert_eq!(commands.len(), 2, "the README's spin commands from a release: {readme}");
+    assert_eq!(commands[0], ["templates", "install", "--tar", &tarball], "{readme}");
+    let args: Vec<&str> = commands[0].iter().map(String::as_str).collect();
+    let installed = run(&mut spin_in(&user, &args), Duration::from_secs(60));
     assert!(installed.ok(), "spin templates install --tar {}", installed.said());
     phase("spin templates install --tar", &mut phases);
     let registry_value = format!("traffic-cop-registry={}", registry.name());
-    let args = [
-        "new",
-        "-t",
-        "traffic-cop-cron-rust-wrapped",
-        NAME,
-        "--accept-defaults",
-        "--no-vcs",
-        "-v",
-        &registry_value,
-        "-v",
-        "cron-expression=*/2 * * * * *",
-    ];
+    let mut args: Vec<&str> = commands[1].iter().map(String::as_str).collect();
+    assert_eq!(args[..3], ["new", "-t", "traffic-cop-cron-rust-wrapped"], "{readme}");
+    let name = args[3];
+    args.extend(["--no-vcs", "-v", &registry_value, "-v", "cron-expression=*/2 * * * * *"]);
     let generated = run(&mut spin_in(&user, &args), Duration::from_secs(60));
     assert!(generated.ok(), "spin new {}", generated.said());
     phase("spin new", &mut phases);
-    let project = user.join(NAME);
+    let project = user.join(name);
     let manifest = std::fs::read_to_string(project.join("spin.toml")).unwrap();
     assert!(!manifest.contains("path ="), "a path in the generated spin.toml: {manifest}");
     for package in ["traffic-cop:cron-wrapper-async", "traffic-cop:lease-azure-async"] {
         assert!(manifest.contains(&format!("package = \"{package}\"")), "{package}: {manifest}");
     }
+    // docs/spin-and-spinkube.md's `source` lines: the registry form is the generated one.
+    let sources = docs::replaced(&docs::example("wrapper-source"), &[("<host>", &registry.name())]);
+    let (by_url_source, by_registry_source) = sources.split_once('\n').unwrap();
+    assert!(manifest.lines().any(|l| l == by_registry_source.trim()), "{sources}\n{manifest}");
     // `TRAFFIC_COP_FIRST_RUN_CARGO_HOME` (the benchmark's `--empty-cargo-home`): the build's
     // crates fetched into that directory, as on a machine that never built Rust.
     let mut build = spin_in(&project, &["build", "--skip-generate-wits"]);
@@ -194,7 +202,7 @@ fn a_user_without_a_clone_installs_the_released_templates_and_runs_a_guarded_job
         println!("measured: the build fetched {fetched} crates into an empty CARGO_HOME");
     }
     phase("spin build", &mut phases);
-    let ran = format!("{NAME}: the job ran for the due time ");
+    let ran = format!("{name}: the job ran for the due time ");
     let first = runs_once_per_due_time((&spin, &data, &project), &home, "registry", &ran, &[]);
     phases.push(("spin up to the first guarded run", first));
     let shown: Vec<String> =
@@ -275,7 +283,11 @@ fn a_user_without_a_clone_installs_the_released_templates_and_runs_a_guarded_job
             }
         })
         .collect();
-    std::fs::write(project.join("spin.toml"), by_url.join("\n") + "\n").unwrap();
+    let by_url = by_url.join("\n") + "\n";
+    let by_url_source = docs::replaced(by_url_source, &[("https://…", &base)]);
+    let shown = docs::output_matches(&by_url_source, &by_url);
+    assert!(shown.is_ok(), "the docs' url source line: {shown:?}\n{by_url}");
+    std::fs::write(project.join("spin.toml"), by_url).unwrap();
     let url_home = Home::new(&user.join("home-url"), None);
     let built = run(
         Command::new(&spin)
@@ -297,11 +309,7 @@ fn a_user_without_a_clone_installs_the_released_templates_and_runs_a_guarded_job
 /// sync-wrapper` mark) as a user fills it in from a release served at `base`: each `https://…/`
 /// file and `sha256:…` digest is the release's; the trigger asks every 2 s, not every minute.
 fn docs_sync_manifest(release: &Path, base: &str) -> String {
-    let docs = std::fs::read_to_string(root().join("docs/wrappers.md")).unwrap();
-    let mark = docs.find("<!-- example: sync-wrapper").expect("the example's mark");
-    let block = &docs[mark..];
-    let start = block.find("```toml\n").expect("its toml block") + "```toml\n".len();
-    let block = &block[start..start + block[start..].find("```").unwrap()];
+    let block = docs::example("sync-wrapper");
     assert!(block.contains("cron_expression = \"0 * * * * *\""), "{block}");
     block
         .replace("cron_expression = \"0 * * * * *\"", "cron_expression = \"*/2 * * * * *\"")
