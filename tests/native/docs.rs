@@ -288,3 +288,265 @@ for token in (4, 5, 6, 5):
         ["4 0 from run 5", "5 1 from run 5", "6 1 from run 6", "5 0 from run 6"]
     );
 }
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(Path::new(ROOT).join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// release.toml's `[versions]`: a name's versions.
+fn listed_versions() -> Vec<(String, Vec<String>)> {
+    let release: toml::Table = toml::from_str(&read("release.toml")).unwrap();
+    let versions = release["versions"].as_table().expect("release.toml's [versions]");
+    versions
+        .iter()
+        .map(|(name, list)| {
+            let list = list.as_array().unwrap_or_else(|| panic!("{name}: a list"));
+            (name.clone(), list.iter().map(|v| v.as_str().unwrap().to_string()).collect())
+        })
+        .collect()
+}
+
+/// A package's version in an npm lock file.
+fn npm_locked(lock: &str, package: &str) -> String {
+    let lock: serde_json::Value = serde_json::from_str(&read(lock)).unwrap();
+    let entry = &lock["packages"][format!("node_modules/{package}")]["version"];
+    entry.as_str().unwrap_or_else(|| panic!("{package} in {lock}")).to_string()
+}
+
+/// What the tests install, build against or validate with, by release.toml's names.
+fn tested_versions() -> Vec<(&'static str, Vec<String>)> {
+    let spin_4 = std::fs::read_to_string(Path::new(ROOT).join("../shared/tools/spin/install.sh"))
+        .ok()
+        .and_then(|s| {
+            let at = s.find("${SPIN_VERSION:-")? + "${SPIN_VERSION:-".len();
+            Some(s[at..at + s[at..].find('}')?].to_string())
+        });
+    let mut spin = vec![traffic_cop_testbed::spin::SPIN_3.to_string()];
+    // Without ../shared (a developer's checkout), the Spin 4 line goes unchecked.
+    spin.extend(spin_4.or_else(|| {
+        let listed = listed_versions();
+        listed.iter().find(|(n, _)| n == "spin")?.1.iter().find(|v| v.starts_with('4')).cloned()
+    }));
+    let lock: toml::Table = toml::from_str(&read("Cargo.lock")).unwrap();
+    let sdk = lock["package"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"].as_str() == Some("spin-sdk"))
+        .map(|p| p["version"].as_str().unwrap().to_string())
+        .expect("spin-sdk in Cargo.lock");
+    let guest_tools = read("scripts/guest-tools");
+    let py = guest_tools.lines().find_map(|l| l.strip_prefix("COMPONENTIZE_PY=")).unwrap();
+    let cargo: toml::Table = toml::from_str(&read("Cargo.toml")).unwrap();
+    let rust = cargo["package"]["rust-version"].as_str().unwrap().to_string();
+    let operator = read("deploy/spinkube/schemas/README.md");
+    let operator = operator.split("spin-operator **v").nth(1).and_then(|s| s.split("**").next());
+    let kubernetes: Vec<String> =
+        std::fs::read_dir(Path::new(ROOT).join("deploy/spinkube/schemas"))
+            .unwrap()
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let version = name.strip_prefix("k8s-v")?.split('-').next()?.to_string();
+                Some(
+                    version
+                        .rsplit_once('.')
+                        .map_or(version.clone(), |(minor, _)| minor.to_string()),
+                )
+            })
+            .collect();
+    let mut kubernetes = kubernetes;
+    kubernetes.dedup();
+    let shim = |lock: &str| npm_locked(lock, "@bytecodealliance/preview2-shim");
+    let pinned = |file: &str, package: &str| {
+        let text = read(file);
+        let line = text.lines().find_map(|l| l.strip_prefix(&format!("{package}==")));
+        line.unwrap_or_else(|| panic!("{package} in {file}")).trim().to_string()
+    };
+    let metrics = read("apps/shared/src/metrics.rs");
+    let format = metrics.split("text/plain; version=").nth(1).and_then(|s| s.split(';').next());
+    vec![
+        ("spin", spin),
+        ("trigger-cron", traffic_cop_testbed::spin::CRON_LINES.map(str::to_string).to_vec()),
+        ("spin-sdk", vec![sdk]),
+        ("componentize-py", vec![py.to_string()]),
+        (
+            "componentize-js",
+            vec![npm_locked("guests/js/package-lock.json", "@bytecodealliance/componentize-js")],
+        ),
+        (
+            "preview2-shim",
+            vec![shim("guests/js/package-lock.json"), shim("examples/node/package-lock.json")],
+        ),
+        ("jco", vec![npm_locked("examples/node/package-lock.json", "@bytecodealliance/jco")]),
+        ("azurite", vec![npm_locked("tools/azurite/package-lock.json", "azurite")]),
+        ("rust", vec![rust]),
+        ("spin-operator", operator.map(str::to_string).into_iter().collect()),
+        ("kubernetes", kubernetes),
+        (
+            "azure-storage-blob",
+            vec![
+                pinned("bench/requirements.txt", "azure-storage-blob"),
+                pinned("tests/oracles/requirements.txt", "azure-storage-blob"),
+            ],
+        ),
+        ("prometheus-text-format", format.map(str::to_string).into_iter().collect()),
+    ]
+}
+
+#[test]
+fn release_toml_lists_the_versions_the_tests_run() {
+    let listed = listed_versions();
+    for (name, mut tested) in tested_versions() {
+        let (_, mut named) = listed.iter().find(|(n, _)| n == name).cloned().unwrap_or_default();
+        tested.sort();
+        tested.dedup();
+        named.sort();
+        assert_eq!(named, tested, "release.toml's {name} against what the tests run");
+    }
+}
+
+/// Whether `said` names `version`: the same, a prefix at a dot (`4` of `4.0.2`), or a line
+/// (`0.3.x`).
+fn names(said: &str, version: &str) -> bool {
+    let said = said.strip_suffix(".x").unwrap_or(said);
+    version == said || version.strip_prefix(said).is_some_and(|rest| rest.starts_with('.'))
+}
+
+/// The versions in `text` after `name` (`Spin 4.0.2`, `trigger-cron 0.3.x`, `spin-operator
+/// v0.6.1`): a version starts with a digit and holds digits, dots and a last `x`.
+fn versions_after<'a>(text: &'a str, name: &str) -> Vec<&'a str> {
+    let mut found = Vec::new();
+    for (at, _) in text.match_indices(name) {
+        let rest = &text[at + name.len()..];
+        let rest = rest.strip_prefix(' ').map(|r| r.strip_prefix('v').unwrap_or(r));
+        let Some(rest) = rest.filter(|r| r.starts_with(|c: char| c.is_ascii_digit())) else {
+            continue;
+        };
+        let end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'x'))
+            .unwrap_or(rest.len());
+        found.push(rest[..end].trim_end_matches('.'));
+    }
+    found
+}
+
+/// Every `x.y.z` version in `text` that is not part of an address (`127.0.0.1`).
+fn three_part_versions(text: &str) -> Vec<String> {
+    let bytes = text.as_bytes();
+    let mut found = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        if !bytes[at].is_ascii_digit()
+            || (at > 0 && (bytes[at - 1].is_ascii_digit() || bytes[at - 1] == b'.'))
+        {
+            at += 1;
+            continue;
+        }
+        let end = (at..bytes.len())
+            .find(|&i| !(bytes[i].is_ascii_digit() || bytes[i] == b'.'))
+            .unwrap_or(bytes.len());
+        let word = text[at..end].trim_end_matches('.');
+        if word.split('.').count() == 3 && word.split('.').all(|p| !p.is_empty()) {
+            found.push(word.to_string());
+        }
+        at = end;
+    }
+    found
+}
+
+/// The WIT packages' versions in the repository (`@1.0.0`, `@0.3.0-rc-2026-03-15`).
+fn wit_versions() -> Vec<String> {
+    let mut found = Vec::new();
+    let mut dirs = vec![
+        Path::new(ROOT).join("wit"),
+        Path::new(ROOT).join("apps/wit"),
+        Path::new(ROOT).join("packages/wit"),
+    ];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "wit") {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                for (at, _) in text.match_indices('@') {
+                    let rest = &text[at + 1..];
+                    let end = rest
+                        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '-'))
+                        .unwrap_or(rest.len());
+                    found.push(rest[..end].to_string());
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The docs name the tools by these words; a version after one must be release.toml's.
+const NAMED: [(&str, &[&str]); 12] = [
+    ("Spin", &["spin"]),
+    ("trigger-cron", &["trigger-cron", "trigger-cron-untested"]),
+    ("spin-sdk", &["spin-sdk"]),
+    ("componentize-py", &["componentize-py"]),
+    ("ComponentizeJS", &["componentize-js"]),
+    ("preview2-shim", &["preview2-shim"]),
+    ("jco", &["jco"]),
+    ("Azurite", &["azurite"]),
+    ("Rust", &["rust"]),
+    ("spin-operator", &["spin-operator"]),
+    ("Kubernetes", &["kubernetes"]),
+    ("shim up to", &["containerd-shim-spin"]),
+];
+
+#[test]
+fn every_version_in_the_docs_is_release_tomls() {
+    let listed = listed_versions();
+    let release: toml::Table = toml::from_str(&read("release.toml")).unwrap();
+    let package = release["version"].as_str().unwrap().to_string();
+    let mut known: Vec<String> = listed.iter().flat_map(|(_, v)| v.clone()).collect();
+    known.push(package);
+    known.extend(wit_versions());
+    let mut wrong = Vec::new();
+    for page in user_docs() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        let text = text.replace('\n', " ");
+        for (word, keys) in NAMED {
+            let allowed: Vec<&String> = listed
+                .iter()
+                .filter(|(n, _)| keys.contains(&n.as_str()))
+                .flat_map(|(_, v)| v)
+                .collect();
+            for said in versions_after(&text, word) {
+                if !allowed.iter().any(|v| names(said, v)) {
+                    wrong.push(format!(
+                        "{}: {word} {said} (release.toml: {allowed:?})",
+                        page.display()
+                    ));
+                }
+            }
+        }
+        for version in three_part_versions(&text) {
+            if !known.iter().any(|k| k == &version || k.starts_with(&format!("{version}-"))) {
+                wrong.push(format!(
+                    "{}: {version} is not in release.toml or a WIT package",
+                    page.display()
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "versions the docs name that nothing pins: {wrong:#?}");
+}
+
+/// The version checks see a version nobody pins.
+#[test]
+fn the_version_check_sees_a_stray_version() {
+    let text =
+        "Spin 4.0.2 and Spin 4, trigger-cron 0.3.x, spin-operator v0.6.1. On 127.0.0.1 9.9.9.";
+    assert_eq!(versions_after(text, "Spin"), ["4.0.2", "4"]);
+    assert_eq!(versions_after(text, "trigger-cron"), ["0.3.x"]);
+    assert_eq!(versions_after(text, "spin-operator"), ["0.6.1"]);
+    assert_eq!(three_part_versions(text), ["4.0.2", "0.6.1", "9.9.9"]);
+    assert!(names("4", "4.0.2") && names("0.3.x", "0.3.0") && names("3.6.3", "3.6.3"));
+    assert!(!names("4.0.1", "4.0.2") && !names("3.6", "3.60.1") && !names("0.4.x", "0.3.0"));
+}

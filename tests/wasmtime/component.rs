@@ -44,6 +44,33 @@ fn component_exports_lease_and_guard_and_imports_only_wasi() {
     assert!(!imports.iter().any(|i| i.contains("spin")), "{imports:?}");
 }
 
+/// docs/performance.md's sizes (`| \`name.wasm\` | about N KiB |`) are the built components',
+/// within 2 %: a figure that drifted further is stale.
+fn the_sizes_in_the_docs_are_the_built_components() {
+    let page = traffic_cop_testbed::repo_root().join("docs/performance.md");
+    let text = std::fs::read_to_string(&page).unwrap();
+    let built = [
+        ("traffic_cop.wasm", traffic_cop_testbed::built::lease_component()),
+        ("traffic_cop_async.wasm", traffic_cop_testbed::built::async_components().0),
+    ];
+    for (name, path) in built {
+        let bytes = std::fs::metadata(&path).unwrap().len() as f64;
+        let row = text.lines().find(|l| l.starts_with(&format!("| `{name}` | about ")));
+        let row = row.unwrap_or_else(|| panic!("no size row for {name} in {}", page.display()));
+        let kib: f64 = row
+            .split("about ")
+            .nth(1)
+            .and_then(|s| s.split(" KiB").next())
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("{row}"));
+        let built_kib = bytes / 1024.0;
+        assert!(
+            (kib - built_kib).abs() <= built_kib * 0.02,
+            "docs/performance.md says {name} is about {kib} KiB; it is {built_kib:.0} KiB"
+        );
+    }
+}
+
 /// The async artifact exports the same one version of the contract, and `hold` beside it.
 fn the_async_component_exports_the_contract_and_hold_only() {
     let (wasm, _) = traffic_cop_testbed::built::async_components();
@@ -266,6 +293,7 @@ fn bad_input_is_a_typed_error_before_any_request() {
 pub fn tests() -> Vec<Test> {
     traffic_cop_testbed::tests![
         component_exports_lease_and_guard_and_imports_only_wasi,
+        the_sizes_in_the_docs_are_the_built_components,
         the_async_component_exports_the_contract_and_hold_only,
         every_verb_round_trips_and_counts_its_requests,
         a_second_holder_is_told_held_by_other_and_a_retried_acquire_is_idempotent,
