@@ -60,7 +60,25 @@ pub fn run_groups(groups: Vec<(&'static str, Vec<Test>, usize)>) -> ! {
         std::process::exit(if failed { 101 } else { 0 })
     }
     let (args, trials) = side_by_side(groups, given);
-    libtest_mimic::run(&args, trials).exit()
+    let conclusion = libtest_mimic::run(&args, trials);
+    print_slowest(12);
+    conclusion.exit()
+}
+
+/// How long each test that ran took, from its start (past its group's gate) to its end.
+static TOOK: Mutex<Vec<(String, f64)>> = Mutex::new(Vec::new());
+
+/// The `n` slowest tests of the run, for whoever shortens CI: the real-time stories set its
+/// length.
+fn print_slowest(n: usize) {
+    let mut took = TOOK.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
+    took.sort_by(|a, b| b.1.total_cmp(&a.1));
+    if !took.is_empty() {
+        println!("the {} slowest tests:", n.min(took.len()));
+    }
+    for (name, secs) in took.iter().take(n) {
+        println!("  {secs:6.1} s  {name}");
+    }
 }
 
 /// The groups as one run: names prefixed `group::`, each group's tests started in the order
@@ -151,11 +169,16 @@ fn trials(
         .map(|test| {
             let opt_in = test.opt_in;
             let name = if group.is_empty() { test.name } else { format!("{group}::{}", test.name) };
+            let timed = name.clone();
             let turn = gate.map(|gate| (gate.clone(), Arc::new(OnceLock::new())));
             let slot = turn.as_ref().map(|(_, slot)| slot.clone());
             let trial = Trial::ignorable_test(name, move || {
                 let _place = turn.as_ref().and_then(|(gate, slot)| Some(gate.enter(*slot.get()?)));
-                match catch_unwind(AssertUnwindSafe(test.body)) {
+                let started = std::time::Instant::now();
+                let ran = catch_unwind(AssertUnwindSafe(test.body));
+                let secs = started.elapsed().as_secs_f64();
+                TOOK.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push((timed, secs));
+                match ran {
                     Ok(()) => Ok(Completion::Completed),
                     Err(payload) => match payload.downcast::<Skip>() {
                         Ok(skip) => Ok(Completion::ignored_with(skip.0)),
