@@ -71,14 +71,10 @@ pub fn examples_of(page: &Path, text: &str) -> Vec<Example> {
         let above = if at > 0 { lines[at - 1].trim() } else { "" };
         let mark =
             if above.starts_with("<!-- example") { above.to_string() } else { String::new() };
+        let fence_indent = &lines[at][..indent];
         let body = lines[at + 1..end]
             .iter()
-            .map(|l| {
-                format!(
-                    "{}\n",
-                    l.get(indent..).filter(|_| l.starts_with(&lines[at][..indent])).unwrap_or(l)
-                )
-            })
+            .map(|l| format!("{}\n", l.strip_prefix(fence_indent).unwrap_or(l)))
             .collect();
         found.push(Example {
             page: page.to_path_buf(),
