@@ -177,22 +177,19 @@ fn the_link_check_sees_a_broken_link() {
 /// holds it.
 fn judge(example: &Example) -> Result<How, String> {
     let how = docs::how(&example.mark)?;
-    let read = |path: &str| {
-        std::fs::read_to_string(Path::new(ROOT).join(path)).map_err(|e| format!("{path}: {e}"))
-    };
     match &how {
         How::Run { name, by } => {
-            if !read(by)?.contains(&format!("\"{name}\"")) {
+            if !try_read(by)?.contains(&format!("\"{name}\"")) {
                 return Err(format!("{by} does not take the example {name:?}"));
             }
         }
-        How::PartOf(path) => docs::part_of(example, &read(path)?)?,
+        How::PartOf(path) => docs::part_of(example, &try_read(path)?)?,
         How::NotRunnable(_) => {}
     }
     Ok(how)
 }
 
-/// Every fenced example in the user docs, as `page:line`.
+/// Where an example stands, as `page:line`.
 fn place(example: &Example) -> String {
     let page = example.page.strip_prefix(ROOT).unwrap_or(&example.page);
     format!("{}:{}", page.display(), example.line)
@@ -289,8 +286,13 @@ for token in (4, 5, 6, 5):
     );
 }
 
+/// A file of the repository, or why it cannot be read.
+fn try_read(path: &str) -> Result<String, String> {
+    std::fs::read_to_string(Path::new(ROOT).join(path)).map_err(|e| format!("{path}: {e}"))
+}
+
 fn read(path: &str) -> String {
-    std::fs::read_to_string(Path::new(ROOT).join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+    try_read(path).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// release.toml's `[versions]`: a name's versions.
