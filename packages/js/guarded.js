@@ -19,7 +19,8 @@ import { Fields, OutgoingBody, OutgoingResponse, ResponseOutparam } from 'wasi:h
 // The guard's settings: these Spin variables as they are (the guard reads and judges them).
 const VARIABLES = ['connection_string', 'container', 'lock', 'holder', 'lease_seconds',
   'keep_alive_seconds', 'schedule', 'time_zone', 'cron_dialect', 'early_tolerance_ms',
-  'starting_deadline_seconds', 'replace_after_seconds', 'wait_ms', 'max_job_seconds'];
+  'starting_deadline_seconds', 'replace_after_seconds', 'wait_ms', 'max_job_seconds',
+  'refresh_seconds'];
 const camel = (name) => name.replace(/_(.)/g, (_, c) => c.toUpperCase());
 const variable = (name) => { try { return get(name); } catch { return undefined; } };
 let run = null;

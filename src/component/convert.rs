@@ -171,6 +171,12 @@ pub(super) fn skip_reason(reason: core::SkipReason) -> wit::SkipReason {
                 until_ms,
             })
         }
+        core::SkipReason::Remembered(r) => wit::SkipReason::Remembered(wit::Remembered {
+            looked_at_ms: r.looked_at_ms,
+            next_due_ms: r.next_due_ms,
+            paused: r.paused,
+            asks_from_ms: r.asks_from_ms,
+        }),
         core::SkipReason::Error(e) => wit::SkipReason::Error(error(e)),
     }
 }

@@ -37,6 +37,7 @@ fn raw(settings: wit::Settings) -> RawSettings {
         replace_after_seconds: settings.replace_after_seconds,
         wait_ms: settings.wait_ms,
         max_job_seconds: settings.max_job_seconds,
+        refresh_seconds: settings.refresh_seconds,
     }
 }
 
@@ -179,16 +180,31 @@ impl Guest for Component {
     type Run = GrantedRun;
 
     fn guarded_invoke(settings: wit::Settings) -> wit::Decision {
+        Self::guarded_tick(settings, None).decision
+    }
+
+    fn guarded_tick(settings: wit::Settings, memory: Option<String>) -> wit::Tick {
         let raw = raw(settings);
         let options = raw.options(&StdRuntime);
-        let decided = options
-            .clone()
-            .and_then(|options| Ok(core::guarded_invoke(&mut client(), &raw.lock()?, &options)));
-        match decided {
-            Ok(core::Decision::Run(ticket)) => wit::Decision::Run(GrantedRun::granted(ticket)),
-            Ok(core::Decision::Skip(reason)) => skip(&raw, reason, options.ok().as_ref()),
-            Err(failure) => skip(&raw, core::SkipReason::Error(failure), options.ok().as_ref()),
-        }
+        let ticked = options.clone().and_then(|options| {
+            let (lock, refresh_ms) = (raw.lock()?, raw.refresh_ms()?);
+            Ok(core::guarded_tick(&mut client(), &lock, &options, memory.as_deref(), refresh_ms))
+        });
+        let (decided, memory) = match ticked {
+            Ok((decided, memory)) => (decided, memory),
+            Err(failure) => (core::Decision::Skip(core::SkipReason::Error(failure)), None),
+        };
+        let decision = match decided {
+            core::Decision::Run(ticket) => wit::Decision::Run(GrantedRun::granted(ticket)),
+            core::Decision::Skip(reason) => skip(&raw, reason, options.ok().as_ref()),
+        };
+        wit::Tick { decision, memory }
+    }
+
+    fn memory_key(settings: wit::Settings) -> Result<String, wl::Error> {
+        let raw = raw(settings);
+        let options = raw.options(&StdRuntime).map_err(error)?;
+        Ok(core::memory_key(&raw.lock().map_err(error)?, &options))
     }
 
     fn claim(

@@ -54,6 +54,7 @@ pub fn skip_log(
         SkipReason::NotDue { next_due_ms } => ("not-due", *next_due_ms),
         SkipReason::Paused(_) => ("paused", None),
         SkipReason::ScheduleConflict { .. } => ("schedule-conflict", None),
+        SkipReason::Remembered(remembered) => ("remembered", remembered.next_due_ms),
         SkipReason::Error(Error::BadOption(bad)) => {
             let variable = Some(super::variable_of(bad.field));
             let line =

@@ -57,6 +57,18 @@ pub fn describe_skip(reason: &SkipReason, options: Option<&GuardOptions>) -> Str
         SkipReason::ScheduleConflict { newer, ours, since_ms, until_ms } => {
             deferral(newer, ours, at(*since_ms), at(*until_ms))
         }
+        SkipReason::Remembered(remembered) => {
+            let learned = match remembered.next_due_ms {
+                _ if remembered.paused => "the job was paused".to_string(),
+                Some(next) => format!("nothing is due before {}", at(next)),
+                None => "nothing is due".to_string(),
+            };
+            format!(
+                "not asking storage: at this replica's look at {} {learned}; it asks again from {}",
+                at(remembered.looked_at_ms),
+                at(remembered.asks_from_ms)
+            )
+        }
         SkipReason::Error(error) => format!("could not decide: {error}"),
     }
 }

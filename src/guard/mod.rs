@@ -23,6 +23,7 @@
 //! | `describe` | skips and runs in one line each, for people |
 //! | `record`, `record_keys`, `record_text` | the run record; its metadata keys (the codec); how it writes text |
 //! | `invoke`, `grant`, `unheard` | `guarded_invoke`: look, acquire, record; waiting for a held lock; a grant whose answer was lost |
+//! | `memory` | what a look taught, kept between ticks: a tick that cannot be due costs no request |
 //! | `keep_alive`, `complete`, `hold` | a granted run's calls; `hold` renews in the background (async component) |
 //! | `blocked` | a run whose instance could not renew its lease when due: closed or counted as blocked |
 //! | `claim`, `claim_state`, `pages`, `board` | many items: claims and the board over a listing |
@@ -45,6 +46,7 @@ mod history;
 mod hold;
 mod invoke;
 mod keep_alive;
+mod memory;
 mod operator;
 mod operator_drain;
 mod options;
@@ -77,8 +79,9 @@ pub use fenced::{
 };
 pub use history::{PastOutcome, PastRun, Totals, HISTORY_BYTES, HISTORY_LEN};
 pub use hold::{hold, keep_alive_held, Held, HoldPlan};
-pub use invoke::guarded_invoke;
+pub use invoke::{guarded_invoke, guarded_tick};
 pub use keep_alive::keep_alive;
+pub use memory::{key as memory_key, Remembered, DEFAULT_REFRESH_SECONDS, MAX_REFRESH_SECONDS};
 pub use operator::{pause, resume, run_now, OperatorAnswer};
 pub use operator_drain::RunningRun;
 pub use options::{FirstRun, GuardOptions, Overlap, DEFAULT_EARLY_MS, MAX_EARLY_MS, MAX_WAIT};
@@ -193,6 +196,9 @@ pub enum SkipReason {
         /// replicas count as gone and this replica's schedule is in force again.
         until_ms: u64,
     },
+    /// What this replica learned at its last look says nothing can be due yet: skipped without
+    /// a request (`guarded_tick`).
+    Remembered(Remembered),
     /// The decision could not be made.
     Error(Error),
 }

@@ -4,7 +4,9 @@
 //! cannot be used is [`Error::BadOption`] naming the variable a user sets (`time_zone`), never
 //! the field of a WIT record.
 
-use super::{GuardOptions, Overlap, DEFAULT_EARLY_MS};
+use super::{
+    GuardOptions, Overlap, DEFAULT_EARLY_MS, DEFAULT_REFRESH_SECONDS, MAX_REFRESH_SECONDS,
+};
 use crate::config::{Account, Lock};
 use crate::error::{Error, FieldError};
 use crate::schedule::cron::Dialect;
@@ -33,6 +35,7 @@ pub struct RawSettings {
     pub replace_after_seconds: Option<String>,
     pub wait_ms: Option<String>,
     pub max_job_seconds: Option<String>,
+    pub refresh_seconds: Option<String>,
 }
 
 /// The connection string is a secret: it is never printed.
@@ -53,7 +56,7 @@ fn bad(variable: &'static str, message: impl Into<String>) -> Error {
 }
 
 /// Every variable [`RawSettings`] reads, as a user spells it.
-pub const VARIABLES: [&str; 14] = [
+pub const VARIABLES: [&str; 15] = [
     "connection_string",
     "container",
     "lock",
@@ -68,6 +71,7 @@ pub const VARIABLES: [&str; 14] = [
     "replace_after_seconds",
     "wait_ms",
     "max_job_seconds",
+    "refresh_seconds",
 ];
 
 /// The variable a user sets for a field a validator named: a variable's own name, or an
@@ -196,6 +200,9 @@ impl RawSettings {
         let wait: Option<u64> = self.number("wait_ms", &self.wait_ms)?;
         let max_job: Option<u64> = self.number("max_job_seconds", &self.max_job_seconds)?;
         let schedule = self.schedule()?;
+        // Judged with the others, so that a bad value fails every call that decides, and the
+        // settings check names it.
+        self.refresh_ms()?;
         let options = GuardOptions::scheduled(&holder, lease_seconds, keep_alive, schedule)
             .and_then(|o| o.early_by(early.unwrap_or(DEFAULT_EARLY_MS)))
             .and_then(|o| o.starting_deadline(deadline))
@@ -216,6 +223,24 @@ impl RawSettings {
             ));
         }
         Ok(options)
+    }
+}
+
+impl RawSettings {
+    /// How long what a look taught is trusted (`refresh_seconds`, 0 to
+    /// [`MAX_REFRESH_SECONDS`]; 0 trusts nothing: every tick asks storage).
+    pub fn refresh_ms(&self) -> Result<u64, Error> {
+        let seconds = self.number("refresh_seconds", &self.refresh_seconds)?;
+        match seconds.unwrap_or(DEFAULT_REFRESH_SECONDS) {
+            seconds @ 0..=MAX_REFRESH_SECONDS => Ok(seconds * 1000),
+            seconds => Err(bad(
+                "refresh_seconds",
+                format!(
+                    "must be at most {MAX_REFRESH_SECONDS} (an hour), got {seconds}: a replica \
+                     asks storage at least this often, so a resume or a run-now is seen within it"
+                ),
+            )),
+        }
     }
 }
 

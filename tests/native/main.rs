@@ -28,6 +28,7 @@ mod hold;
 mod interleave;
 mod layout;
 mod listing;
+mod memory;
 mod operator;
 mod records;
 mod refusals;

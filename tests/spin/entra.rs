@@ -136,7 +136,11 @@ fn the_spin_app_runs_with_bearer_tokens_under_real_spin() {
     // keep_token = "false": every event fetches its own token.
     let before = env.token_trips();
     let fetching =
-        replica(&env, spin_trusting, &dir, "fetching", &[("keep_token", "false".into())]);
+        // Every tick asks storage (no memory of the last look), so each event needs a token.
+        replica(&env, spin_trusting, &dir, "fetching", &[
+            ("keep_token", "false".into()),
+            ("refresh_seconds", "0".into()),
+        ]);
     for _ in 0..2 {
         let (status, body) = run(&fetching);
         assert_eq!(status, 200, "{body}");

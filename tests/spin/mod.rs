@@ -21,6 +21,7 @@ mod schedule_change;
 mod schedule_deploy;
 mod story_checks;
 mod templates;
+mod tick_cost;
 mod wrapped_app;
 mod wrapped_board;
 mod wrapped_fleet;
@@ -50,6 +51,7 @@ pub fn tests() -> Vec<traffic_cop_testbed::runner::Test> {
         // paused leader's timing, a tick's run) failed them in CI runs; by now those are done.
         hold::tests(),
         wrapper::tests(),
+        tick_cost::tests(),
         http_wrapper::tests(),
     ];
     tests.concat()

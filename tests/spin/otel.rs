@@ -179,6 +179,8 @@ fn spin_exports_a_span_for_each_storage_request_of_a_tick() {
         ("container", format!("otel{}", std::process::id())),
         ("holder", "traced".to_string()),
         ("schedule", "0 * * * * *".to_string()),
+        // Every tick asks storage, so that each has storage spans to count.
+        ("refresh_seconds", "0".to_string()),
     ];
     let mut replica = launch.start("traced", &dir.join("traced"), &variables);
     replica.wait_ready(Duration::from_secs(90)).unwrap();

@@ -204,6 +204,7 @@ max_job_seconds = {{ default = "" }}
 [component.nightly]
 source = "{wrapper}"
 allowed_outbound_hosts = ["{{{{ storage_endpoint }}}}"]
+key_value_stores = ["default"]
 dependencies_inherit_configuration = true
 environment = {{ {handler} }}
 [component.nightly.variables]

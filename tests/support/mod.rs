@@ -7,6 +7,7 @@ pub mod fake_world;
 pub mod hooked;
 pub mod scripted;
 pub mod threaded;
+pub mod tick_fleet;
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;

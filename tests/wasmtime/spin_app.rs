@@ -288,6 +288,8 @@ fn an_overlapping_tick_of_the_same_replica_says_its_previous_tick_is_still_worki
     traffic_cop_testbed::room_in_minute(20);
     let mut vars = variables(&container, "solo");
     vars.insert("work_ms".into(), "3000".into());
+    // Without the memory of its first tick's look, which would skip without asking.
+    vars.insert("refresh_seconds".into(), "0".into());
     let first = std::thread::spawn({
         let vars = vars.clone();
         move || apps().0.cron_tick(&vars, 1_700_000_000, None)

@@ -6,6 +6,7 @@
 use crate::guard::{self, Decision, Outcome, Run, RunDetails};
 use crate::{Settings, TickReport};
 use futures::future::{select, Either};
+use spin_sdk::wit::wasi::keyvalue::store;
 use std::future::Future;
 use std::pin::pin;
 
@@ -22,8 +23,30 @@ struct Granted {
     details: RunDetails,
 }
 
+/// Asks the guard with what the last tick's look taught, kept in the host's `default`
+/// key-value store through the standard `wasi:keyvalue/store` (Spin's store; each replica's own
+/// unless the runtime config shares one), so that a tick that cannot be due sends no request.
+/// Without a store (a manifest without `key_value_stores`), or one that refuses, every tick
+/// asks storage.
 fn decide(settings: &Settings) -> Turn {
-    match guard::guarded_invoke(&settings.guard) {
+    let bucket = store::open("default").ok();
+    let key = guard::memory_key(&settings.guard).ok();
+    let kept = match (&bucket, &key) {
+        (Some(bucket), Some(key)) => bucket.get(key).ok().flatten(),
+        _ => None,
+    };
+    let kept = kept.and_then(|bytes| String::from_utf8(bytes).ok());
+    let tick = guard::guarded_tick(&settings.guard, kept.as_deref());
+    if let (Some(bucket), Some(key)) = (&bucket, &key) {
+        // Best effort: a memory not kept only means the next tick asks.
+        let _ = match &tick.memory {
+            Some(memory) if kept.as_ref() != Some(memory) => bucket.set(key, memory.as_bytes()),
+            Some(_) => Ok(()),
+            None if kept.is_some() => bucket.delete(key),
+            None => Ok(()),
+        };
+    }
+    match tick.decision {
         Decision::Run(run) => Turn::Granted(Granted { details: run.details(), run }),
         Decision::Skip(skipped) => Turn::Skipped(TickReport::skipped(skipped)),
     }

@@ -38,6 +38,7 @@ impl Guest for Job {
             replace_after_seconds: None,
             wait_ms: None,
             max_job_seconds: None,
+            refresh_seconds: None,
         };
         let run = match guard::guarded_invoke(&settings) {
             Decision::Run(run) => run,

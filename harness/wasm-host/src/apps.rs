@@ -57,8 +57,9 @@ pub struct App {
     engine: Engine,
     component: Component,
     linker: Linker<State>,
-    /// The replica's key-value store, shared by its instances.
-    kv: crate::apps_kv::Kv,
+    /// Each replica's key-value store, shared by its instances: a replica is a `holder`, and
+    /// each `spin up` keeps a store of its own.
+    kv: std::sync::Mutex<BTreeMap<String, crate::apps_kv::Kv>>,
 }
 
 impl App {
@@ -94,6 +95,12 @@ impl App {
         &self.component
     }
 
+    /// The store of the replica whose `holder` the variables name.
+    fn replica_kv(&self, variables: &BTreeMap<String, String>) -> crate::apps_kv::Kv {
+        let holder = variables.get("holder").cloned().unwrap_or_default();
+        self.kv.lock().unwrap().entry(holder).or_default().clone()
+    }
+
     fn store(
         &self,
         variables: &BTreeMap<String, String>,
@@ -109,7 +116,7 @@ impl App {
             table: ResourceTable::new(),
             variables: variables.clone(),
             hooks: None,
-            kv: Some(self.kv.clone()),
+            kv: Some(self.replica_kv(variables)),
         };
         Store::new(&self.engine, state)
     }

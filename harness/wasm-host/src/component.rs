@@ -43,6 +43,7 @@ pub mod v1 {
             replace_after_seconds: None,
             wait_ms: None,
             max_job_seconds: None,
+            refresh_seconds: None,
         }
     }
 }

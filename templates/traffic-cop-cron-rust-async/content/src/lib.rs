@@ -76,5 +76,6 @@ fn settings() -> Settings {
         replace_after_seconds: get("replace_after_seconds"),
         wait_ms: get("wait_ms"),
         max_job_seconds: get("max_job_seconds"),
+        refresh_seconds: get("refresh_seconds"),
     }
 }
