@@ -7,7 +7,9 @@ use traffic_cop_testbed::runner::Test;
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
-use traffic_cop_testbed::azurite::Azurite;
+use traffic_cop_testbed::azurite::{connection_string_for_port, Azurite};
+use traffic_cop_testbed::proxy::CountingProxy;
+use traffic_cop_testbed::EMULATOR_KEY_B64;
 use traffic_cop_wasm_host::apps::{app_wasm, compose, App};
 use traffic_cop_wasm_host::component::{fresh, v1, Host};
 
@@ -314,6 +316,38 @@ fn an_overlapping_tick_of_the_same_replica_says_its_previous_tick_is_still_worki
     );
 }
 
+/// What the last look taught lives in the replica's key-value store: with it, a follower's
+/// second tick in a minute sends no request; without a store (a manifest without
+/// `key_value_stores`), every tick asks once, as before.
+fn a_replica_without_a_store_asks_storage_on_every_tick() {
+    let proxy = CountingProxy::start(Azurite::shared().port);
+    let storage = connection_string_for_port(proxy.port, EMULATOR_KEY_B64);
+    let (cron, _) = apps();
+    let bare = App::load(&Host::shared().engine, "cron_job").unwrap().without_store();
+    let container = format!("nostore{}", std::process::id());
+    let vars = |holder: &str| {
+        let mut vars = variables(&container, holder);
+        vars.insert("connection_string".into(), storage.clone());
+        vars
+    };
+    traffic_cop_testbed::room_in_minute(20);
+    let ran = cron.cron_tick(&vars("leader"), 1, None).unwrap();
+    assert!(ran.contains("[leader] ran for the due time"), "{ran}");
+    let tick = |app: &App, holder: &str| {
+        let before = proxy.requests();
+        let said = app.cron_tick(&vars(holder), 1, None).unwrap();
+        (proxy.requests() - before, said)
+    };
+    let (sent, said) = tick(cron, "kept");
+    assert!(sent == 1 && said.contains(": already ran for the due time"), "{sent}: {said}");
+    let (sent, said) = tick(cron, "kept");
+    assert!(sent == 0 && said.contains("skipped: not asking storage"), "{sent}: {said}");
+    for _ in 0..2 {
+        let (sent, said) = tick(&bare, "bare");
+        assert!(sent == 1 && said.contains(": already ran for the due time"), "{sent}: {said}");
+    }
+}
+
 /// Everything the app's components print and answer, for a run, a skip, the board, the metrics,
 /// the settings check and the operator's routes, and for a wrong key, a SAS and an unusable
 /// connection string: no account key in any encoding, no SAS signature, no board token.
@@ -397,5 +431,6 @@ pub fn tests() -> Vec<Test> {
         a_cron_component_with_a_missing_variable_reports_which,
         http_component_runs_the_job_and_renders_the_board,
         an_overlapping_tick_of_the_same_replica_says_its_previous_tick_is_still_working,
+        a_replica_without_a_store_asks_storage_on_every_tick,
     ]
 }

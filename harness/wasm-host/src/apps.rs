@@ -60,6 +60,8 @@ pub struct App {
     /// Each replica's key-value store, shared by its instances: a replica is a `holder`, and
     /// each `spin up` keeps a store of its own.
     kv: std::sync::Mutex<BTreeMap<String, crate::apps_kv::Kv>>,
+    /// No store at all, as for a manifest without `key_value_stores`.
+    storeless: bool,
 }
 
 impl App {
@@ -88,11 +90,22 @@ impl App {
             .map_err(|e| e.to_string())?;
         SpinVariables::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |s| s)
             .map_err(|e| e.to_string())?;
-        Ok(App { engine: engine.clone(), component, linker, kv: Default::default() })
+        Ok(App {
+            engine: engine.clone(),
+            component,
+            linker,
+            kv: Default::default(),
+            storeless: false,
+        })
     }
 
     pub fn component(&self) -> &Component {
         &self.component
+    }
+
+    /// The app as a manifest without `key_value_stores` runs it: opening a store fails.
+    pub fn without_store(self) -> App {
+        App { storeless: true, ..self }
     }
 
     /// The store of the replica whose `holder` the variables name.
@@ -116,7 +129,7 @@ impl App {
             table: ResourceTable::new(),
             variables: variables.clone(),
             hooks: None,
-            kv: Some(self.replica_kv(variables)),
+            kv: (!self.storeless).then(|| self.replica_kv(variables)),
         };
         Store::new(&self.engine, state)
     }
