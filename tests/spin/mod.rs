@@ -28,7 +28,7 @@ mod wrapped_fleet;
 mod wrapper;
 
 pub fn tests() -> Vec<traffic_cop_testbed::runner::Test> {
-    // Started in this order: the longest stories first (the Kathmandu window takes nearly four
+    // Started in this order: the longest stories first (the Kathmandu window takes about three
     // minutes, the Prometheus story about ninety seconds), so they overlap the short ones
     // rather than finish alone at the end.
     let tests = [

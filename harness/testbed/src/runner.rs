@@ -65,19 +65,32 @@ pub fn run_groups(groups: Vec<(&'static str, Vec<Test>, usize)>) -> ! {
     conclusion.exit()
 }
 
-/// How long each test that ran took, from its start (past its group's gate) to its end.
-static TOOK: Mutex<Vec<(String, f64)>> = Mutex::new(Vec::new());
+/// Each test that ran: its name, when it started (past its group's gate, in seconds since the
+/// first test started) and how long it took.
+static TOOK: Mutex<Vec<(String, f64, f64)>> = Mutex::new(Vec::new());
+static FIRST_START: OnceLock<std::time::Instant> = OnceLock::new();
 
 /// The `n` slowest tests of the run, for whoever shortens CI: the real-time stories set its
-/// length.
+/// length. With `TEST_TIMELINE` set to a file's path, every test's start and end go there too
+/// (scripts/test writes target/test-timeline.txt): how the groups' slots were filled.
 fn print_slowest(n: usize) {
     let mut took = TOOK.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
-    took.sort_by(|a, b| b.1.total_cmp(&a.1));
+    took.sort_by(|a, b| b.2.total_cmp(&a.2));
     if !took.is_empty() {
-        println!("the {} slowest tests:", n.min(took.len()));
+        println!("the {} slowest tests (seconds taken, from the run's start):", n.min(took.len()));
     }
-    for (name, secs) in took.iter().take(n) {
-        println!("  {secs:6.1} s  {name}");
+    for (name, from, secs) in took.iter().take(n) {
+        println!("  {secs:6.1} s  from {from:5.1} s  {name}");
+    }
+    if let Some(path) = std::env::var_os("TEST_TIMELINE") {
+        took.sort_by(|a, b| a.1.total_cmp(&b.1));
+        let lines: String = took
+            .iter()
+            .map(|(name, from, secs)| format!("{from:7.1} {:7.1} {name}\n", from + secs))
+            .collect();
+        if let Err(error) = std::fs::write(&path, lines) {
+            println!("the timeline could not be written to {}: {error}", path.to_string_lossy());
+        }
     }
 }
 
@@ -175,9 +188,11 @@ fn trials(
             let trial = Trial::ignorable_test(name, move || {
                 let _place = turn.as_ref().and_then(|(gate, slot)| Some(gate.enter(*slot.get()?)));
                 let started = std::time::Instant::now();
+                let from = started.duration_since(*FIRST_START.get_or_init(|| started));
                 let ran = catch_unwind(AssertUnwindSafe(test.body));
                 let secs = started.elapsed().as_secs_f64();
-                TOOK.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push((timed, secs));
+                let record = (timed, from.as_secs_f64(), secs);
+                TOOK.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(record);
                 match ran {
                     Ok(()) => Ok(Completion::Completed),
                     Err(payload) => match payload.downcast::<Skip>() {

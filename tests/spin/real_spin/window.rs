@@ -1,5 +1,5 @@
 //! The schedule as users write it, on real Spin: the trigger fires every 2 s on three replicas,
-//! and the guard's `schedule` is a two-minute window, every 10 s, written on the wall clock of
+//! and the guard's `schedule` is a one-minute window, every 10 s, written on the wall clock of
 //! Asia/Kathmandu (UTC+05:45 all year, so an hour-based mistake cannot pass). One run per due
 //! time inside the window, none outside it, and a takeover after the running replica is
 //! SIGKILLed. A fourth replica, on a lock of its own, reads the same expression in UTC and has
@@ -16,7 +16,7 @@ const TRIGGER: &str = "*/2 * * * * *";
 /// Kathmandu's offset: fixed since 1986 (no DST), 5 h 45 min.
 const KATHMANDU_OFFSET_S: u64 = 5 * 3600 + 45 * 60;
 const STEP_S: u64 = 10;
-const WINDOW_S: u64 = 120;
+const WINDOW_S: u64 = 60;
 /// How early a tick may count for a due time: the default tolerance (5 s), at most a quarter
 /// of the gap before the due time: 2.5 s inside the window, the whole 5 s for its first due
 /// time (the one before it is an hour or a day earlier).
@@ -27,20 +27,12 @@ fn now_s() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
-/// The cron expression (Spin's dialect) for every 10 s of the two minutes that start at the
-/// Kathmandu wall-clock minute `local_start` (seconds since the epoch, read on that clock).
-/// A window across an hour lists both hours and both minutes: the other two combinations are
-/// about an hour away, outside the story.
+/// The cron expression (Spin's dialect) for every 10 s of the minute that starts at the
+/// Kathmandu wall-clock time `local_start` (seconds since the epoch, read on that clock). Its six
+/// due times hold the story: the second is killed mid-run, the third is taken over once the
+/// killed run's lease has run out, and three more follow.
 pub fn window_expression(local_start: u64) -> String {
-    let minute = |t: u64| t / 60 % 60;
-    let hour = |t: u64| t / 3600 % 24;
-    let end = local_start + 60;
-    let hours = if hour(local_start) == hour(end) {
-        hour(local_start).to_string()
-    } else {
-        format!("{},{}", hour(local_start), hour(end))
-    };
-    format!("*/{STEP_S} {},{} {hours} * * *", minute(local_start), minute(end))
+    format!("*/{STEP_S} {} {} * * *", local_start / 60 % 60, local_start / 3600 % 24)
 }
 
 pub fn kathmandu_window_with_a_takeover(spin: PathBuf, data: PathBuf) -> String {
