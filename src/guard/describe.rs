@@ -119,7 +119,12 @@ pub(super) fn shown(at_ms: u64, options: Option<&GuardOptions>) -> String {
 pub fn duration(ms: u64) -> String {
     let s = ms / 1000;
     match s {
-        0 => format!("{:.1} s", ms as f64 / 1000.0),
+        // Tenths in integers: formatting an f64 would bring core's float printing, about
+        // 19 KiB of the component, for this one case.
+        0 => {
+            let tenths = (ms + 50) / 100;
+            format!("{}.{} s", tenths / 10, tenths % 10)
+        }
         1..=119 => format!("{s} s"),
         120..=7199 => format!("{} min", s / 60),
         7200..=172_799 => match s / 60 % 60 {

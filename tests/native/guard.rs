@@ -231,3 +231,25 @@ fn world_client_at(world: &Virtual, ahead: Duration) -> LeaseClient<FakeService,
     let clock = Rc::new(Cell::new(world.clock.get() + ahead));
     LeaseClient::new(world.service.clone(), VirtualRuntime::on_clock(clock, 11))
 }
+
+/// Lengths of time as the sentences say them, under a second in tenths rounded half up.
+#[test]
+fn a_duration_reads_as_people_say_it() {
+    let said: Vec<String> = [0, 49, 50, 420, 950, 1_000, 90_000, 720_000, 11_100_000, 187_200_000]
+        .into_iter()
+        .map(guard::duration)
+        .collect();
+    let want = [
+        "0.0 s",
+        "0.0 s",
+        "0.1 s",
+        "0.4 s",
+        "1.0 s",
+        "1 s",
+        "90 s",
+        "12 min",
+        "3 h 5 min",
+        "2 d 4 h",
+    ];
+    assert_eq!(said, want);
+}

@@ -71,6 +71,19 @@ fn the_sizes_in_the_docs_are_the_built_components() {
     }
 }
 
+/// Each lease artifact stays within the size it had when the contract was settled (649 KiB for
+/// WASI 0.2, 714 KiB async): a user downloads it, and every host compiles it.
+fn the_lease_artifacts_stay_within_their_size_budgets() {
+    let built = [
+        ("traffic_cop.wasm", traffic_cop_testbed::built::lease_component(), 649),
+        ("traffic_cop_async.wasm", traffic_cop_testbed::built::async_components().0, 714),
+    ];
+    for (name, path, budget_kib) in built {
+        let kib = std::fs::metadata(&path).unwrap().len().div_ceil(1024);
+        assert!(kib <= budget_kib, "{name} is {kib} KiB, over its {budget_kib} KiB budget");
+    }
+}
+
 /// The async artifact exports the same one version of the contract, and `hold` beside it.
 fn the_async_component_exports_the_contract_and_hold_only() {
     let (wasm, _) = traffic_cop_testbed::built::async_components();
@@ -294,6 +307,7 @@ pub fn tests() -> Vec<Test> {
     traffic_cop_testbed::tests![
         component_exports_lease_and_guard_and_imports_only_wasi,
         the_sizes_in_the_docs_are_the_built_components,
+        the_lease_artifacts_stay_within_their_size_budgets,
         the_async_component_exports_the_contract_and_hold_only,
         every_verb_round_trips_and_counts_its_requests,
         a_second_holder_is_told_held_by_other_and_a_retried_acquire_is_idempotent,
