@@ -111,8 +111,9 @@ fn the_window_expression_names_its_minute_and_hour() {
 }
 
 /// The checker the stories rely on must be able to fail: fed a story with a second run in one
-/// tick, a takeover before the lease could expire, or a skip that does not name the killed
-/// holder, it must refuse; fed the good story, it must accept.
+/// tick, a takeover before the lease could expire, a skip that does not name the killed holder,
+/// or a tick held by the last runner without its run still working, it must refuse; fed the
+/// good story (a run that outlasts the interval included), it must accept.
 fn the_story_checker_refuses_what_the_guard_forbids() {
     let tick = |at: u64, node: usize, token: Option<u64>, took_over: bool, detail: &str| Tick {
         at,
@@ -133,6 +134,9 @@ fn the_story_checker_refuses_what_the_guard_forbids() {
         tick(6, 2, None, false, "held by r-0"),
         tick(18, 2, Some(3), true, "ran"),
         tick(18, 1, None, false, "held by r-2"),
+        // The takeover's run outlasts the interval: the next tick finds it still working.
+        tick(21, 1, None, false, "held by r-2, running since 1970-01-01T00:00:18Z"),
+        tick(21, 2, None, false, "the previous tick of this replica is still working (r-2)"),
     ];
     assert_eq!(story::check_story(&good, &killed, 3).holder, "r-2");
     let mut twice = good.clone();
@@ -142,7 +146,10 @@ fn the_story_checker_refuses_what_the_guard_forbids() {
     early[6].at = 9;
     let mut silent = good.clone();
     silent[3] = tick(6, 1, None, false, "already ran this interval (r-1)");
-    for bad in [twice, early, silent] {
+    // Held by the last runner, but not by its run: a lost tick.
+    let mut lost = good.clone();
+    lost[7] = tick(21, 1, None, false, "held by r-2");
+    for bad in [twice, early, silent, lost] {
         let refused = std::panic::catch_unwind(|| story::check_story(&bad, &killed, 3));
         assert!(refused.is_err(), "accepted:\n{}", story::dump(&bad));
     }
