@@ -90,8 +90,7 @@ fn the_async_component_exports_the_contract_and_hold_only() {
     let mut config = traffic_cop_wasm_host::wasmtime::Config::new();
     config.wasm_component_model_async(true);
     let engine = traffic_cop_wasm_host::wasmtime::Engine::new(&config).unwrap();
-    let component =
-        traffic_cop_wasm_host::wasmtime::component::Component::from_file(&engine, &wasm).unwrap();
+    let component = traffic_cop_wasm_host::compiled::component_file(&engine, &wasm).unwrap();
     let ty = component.component_type();
     let exports: Vec<String> = ty.exports(&engine).map(|(name, _)| name.to_string()).collect();
     assert_eq!(

@@ -94,7 +94,7 @@ fn the_manifest_matches_the_build() {
 
         // Every traffic-cop import of the app names our package and version, and the lease
         // component exports it.
-        let app = traffic_cop_wasm_host::wasmtime::component::Component::from_file(
+        let app = traffic_cop_wasm_host::compiled::component_file(
             &Host::shared().engine,
             app_wasm(crate_name),
         )
@@ -139,8 +139,7 @@ fn composition_satisfies_every_traffic_cop_import() {
         let composed =
             compose(&app_wasm(name), &traffic_cop_wasm_host::component::wasm_path()).unwrap();
         let engine = &Host::shared().engine;
-        let component =
-            traffic_cop_wasm_host::wasmtime::component::Component::new(engine, &composed).unwrap();
+        let component = traffic_cop_wasm_host::compiled::component(engine, &composed).unwrap();
         let imports: Vec<String> =
             component.component_type().imports(engine).map(|(n, _)| n.to_string()).collect();
         println!("{name} composed: {} KiB, imports {imports:?}", composed.len() / 1024);
@@ -178,9 +177,7 @@ fn the_wrappers_import_nothing_spin_specific() {
         (guarded, "wasi:http/types@", "traffic-cop:lease/guard@1.0.0"),
     ] {
         let name = wasm.file_stem().unwrap().to_string_lossy().into_owned();
-        let wrapper =
-            traffic_cop_wasm_host::wasmtime::component::Component::from_file(engine, &wasm)
-                .unwrap();
+        let wrapper = traffic_cop_wasm_host::compiled::component_file(engine, &wasm).unwrap();
         let imports: Vec<String> =
             wrapper.component_type().imports(engine).map(|(n, _)| n.to_string()).collect();
         let standard = ["wasi:", trigger_types, job, "traffic-cop:lease/"];

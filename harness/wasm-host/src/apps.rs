@@ -83,7 +83,8 @@ impl App {
     /// what Spin gives its components: WASI, outbound HTTP and `fermyon:spin/variables`.
     pub fn load_path(engine: &Engine, wasm: &Path) -> Result<App, String> {
         let composed = compose(wasm, &crate::component::wasm_path())?;
-        let component = Component::new(engine, &composed).map_err(|e| format!("{e:#}"))?;
+        let component =
+            crate::compiled::component(engine, &composed).map_err(|e| format!("{e:#}"))?;
         let mut linker = Linker::new(engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| e.to_string())?;
         wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)

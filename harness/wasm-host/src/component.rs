@@ -143,7 +143,8 @@ impl Host {
             config.profiler(wasmtime::ProfilingStrategy::PerfMap);
         }
         let engine = Engine::new(&config).expect("engine");
-        let component = Component::from_file(&engine, &wasm).expect("component compiles");
+        let component =
+            crate::compiled::component_file(&engine, &wasm).expect("component compiles");
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).unwrap();
         wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker).unwrap();

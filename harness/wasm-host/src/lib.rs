@@ -7,6 +7,7 @@
 pub mod apps;
 mod apps_kv;
 pub mod chaos;
+pub mod compiled;
 pub mod component;
 mod component_calls;
 pub mod old_build;

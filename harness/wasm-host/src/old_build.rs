@@ -4,7 +4,7 @@
 
 use crate::component::State;
 use std::sync::OnceLock;
-use wasmtime::component::{Component, Linker};
+use wasmtime::component::Linker;
 use wasmtime::{Engine, Store};
 
 wasmtime::component::bindgen!({
@@ -27,7 +27,8 @@ fn host() -> &'static OldHost {
     HOST.get_or_init(|| {
         let wasm = traffic_cop_testbed::repo_root().join("tests/fixtures/traffic_cop-7cb116a.wasm");
         let engine = Engine::new(&wasmtime::Config::new()).expect("engine");
-        let component = Component::from_file(&engine, &wasm).expect("the old build compiles");
+        let component =
+            crate::compiled::component_file(&engine, &wasm).expect("the old build compiles");
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).unwrap();
         wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker).unwrap();

@@ -3,7 +3,7 @@
 use super::{root, Template};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use traffic_cop_wasm_host::wasmtime::component::{types::ComponentItem, Component};
+use traffic_cop_wasm_host::wasmtime::component::types::ComponentItem;
 use traffic_cop_wasm_host::wasmtime::{Config, Engine};
 
 /// The template engine rendered our parameters but left Spin's own `{{ var }}` expressions
@@ -59,7 +59,8 @@ pub(super) fn check_component(template: &Template, wasm: &Path) {
     let mut config = Config::new();
     config.wasm_component_model_async(true);
     let engine = Engine::new(&config).expect("engine");
-    let component = Component::from_file(&engine, wasm).expect("the template's component compiles");
+    let component = traffic_cop_wasm_host::compiled::component_file(&engine, wasm)
+        .expect("the template's component compiles");
     let ty = component.component_type();
     let imports: Vec<String> = ty.imports(&engine).map(|(name, _)| name.to_string()).collect();
     let ours: Vec<&String> = imports.iter().filter(|n| n.starts_with("traffic-cop:")).collect();

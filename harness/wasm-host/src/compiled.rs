@@ -1,0 +1,69 @@
+//! Components compiled once per test run, not once per test: the native code Cranelift makes
+//! for a component is kept in `target/wasmtime-compiled/`, named by the component's sha256 and
+//! the engine's settings, and later loads map it instead of compiling again. The tests load the
+//! same few components (the lease component, the Spin app composed with it, the 15-19 MB Python
+//! and JavaScript guests) dozens of times over, in several processes; compiling each once is
+//! what lets the test build carry an unoptimised Cranelift (CONTRIBUTING.md).
+
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use wasmtime::component::Component;
+use wasmtime::Engine;
+
+/// The component in `wasm`, compiled for `engine` or loaded as compiled before.
+pub fn component(engine: &Engine, wasm: &[u8]) -> wasmtime::Result<Component> {
+    let kept = kept_path(engine, wasm);
+    // Tests starting together ask for the same component: one compiles, the others wait and
+    // load what it kept.
+    let compiling = {
+        static COMPILING: Mutex<BTreeMap<PathBuf, Arc<Mutex<()>>>> = Mutex::new(BTreeMap::new());
+        let mut compiling = COMPILING.lock().unwrap_or_else(|e| e.into_inner());
+        compiling.entry(kept.clone()).or_default().clone()
+    };
+    let _compiling = compiling.lock().unwrap_or_else(|e| e.into_inner());
+    // SAFETY: `deserialize_file` trusts its file to be wasmtime's own output for a compatible
+    // engine: every file here was written by `serialize` below, under a name that includes the
+    // engine's compatibility hash, and renamed into place only once whole. wasmtime still
+    // checks its version and settings header and refuses a mismatch, which compiles afresh.
+    if let Ok(component) = unsafe { Component::deserialize_file(engine, &kept) } {
+        return Ok(component);
+    }
+    let component = Component::new(engine, wasm)?;
+    // A cache that cannot be written costs only time: the next load compiles again.
+    if let Ok(compiled) = component.serialize() {
+        let _ = keep(&kept, &compiled);
+    }
+    Ok(component)
+}
+
+/// [`component`] for a file.
+pub fn component_file(engine: &Engine, wasm: impl AsRef<Path>) -> wasmtime::Result<Component> {
+    let wasm = wasm.as_ref();
+    let bytes = std::fs::read(wasm)
+        .map_err(|e| wasmtime::format_err!("reading {}: {e}", wasm.display()))?;
+    component(engine, &bytes)
+}
+
+fn kept_path(engine: &Engine, wasm: &[u8]) -> PathBuf {
+    let mut settings = DefaultHasher::new();
+    engine.precompile_compatibility_hash().hash(&mut settings);
+    let digest: String = Sha256::digest(wasm).iter().map(|b| format!("{b:02x}")).collect();
+    traffic_cop_testbed::repo_root()
+        .join("target/wasmtime-compiled")
+        .join(format!("{digest}-{:016x}.cwasm", settings.finish()))
+}
+
+/// Written beside its place under a name of its own and renamed into it, so a test loading it
+/// meanwhile (in this process or another) finds no file or a whole one.
+fn keep(path: &Path, compiled: &[u8]) -> std::io::Result<()> {
+    static WRITES: AtomicU64 = AtomicU64::new(0);
+    std::fs::create_dir_all(path.parent().expect("a directory"))?;
+    let write = WRITES.fetch_add(1, Ordering::Relaxed);
+    let partial = path.with_extension(format!("{}-{write}.partial", std::process::id()));
+    std::fs::write(&partial, compiled)?;
+    std::fs::rename(&partial, path)
+}
