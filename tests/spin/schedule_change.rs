@@ -51,23 +51,20 @@ fn a_new_schedules_due_time_before_the_last_start_does_not_run_on_real_spin() {
         .iter()
         .find(|t| t.detail.contains("already ran"))
         .unwrap_or_else(|| panic!("no tick came to the new schedule's decision in time: {all}"));
-    let iso = |at: u64| {
-        chrono::DateTime::from_timestamp(at as i64, 0)
-            .unwrap()
-            .format("%Y-%m-%dT%H:%M:%SZ")
-            .to_string()
-    };
     assert!(
-        skip.detail.contains(&format!("already ran for the due time {}", iso(covered))),
+        skip.detail.contains(&format!("already ran for the due time {}", story::iso(covered))),
         "{all}"
     );
-    assert!(skip.detail.contains(&format!("the run every5-0 started at {}", iso(start))), "{all}");
+    assert!(
+        skip.detail.contains(&format!("the run every5-0 started at {}", story::iso(start))),
+        "{all}"
+    );
     assert!(seen.iter().all(|t| !t.detail.contains("deferring")), "nothing defers: {all}");
     println!(
         "schedule change on real Spin: `{daily}` skipped its due time {} (covered by the run \
          at {})",
-        iso(covered),
-        iso(start)
+        story::iso(covered),
+        story::iso(start)
     );
 }
 

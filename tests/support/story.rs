@@ -320,11 +320,9 @@ pub fn check_story(ticks: &[Tick], killed: &Killed, interval: u64) -> Tick {
         let blocked = *at >= killed.at && *at < takeover.at;
         let live = if *at > killed.at { 2 } else { 3 };
         let overlapped = before.is_some_and(|(earlier, holder)| {
-            let since = chrono::DateTime::from_timestamp(earlier as i64, 0)
-                .map(|t| format!("running since {}", t.format("%Y-%m-%dT%H:%M:%SZ")));
-            let still_running = since.is_some_and(|since| {
-                answers.iter().filter(|t| t.holder != holder).all(|t| t.detail.contains(&since))
-            });
+            let since = format!("running since {}", iso(earlier));
+            let still_running =
+                answers.iter().filter(|t| t.holder != holder).all(|t| t.detail.contains(&since));
             answers.iter().all(|t| t.detail.contains(holder))
                 && (at - earlier < interval || still_running)
         });
@@ -379,4 +377,12 @@ pub fn wait_for_ticks(
         }
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// A unix time as the component's sentences write it (`2026-03-29T01:00:00Z`).
+pub fn iso(unix: u64) -> String {
+    chrono::DateTime::from_timestamp(unix as i64, 0)
+        .expect("a time within chrono's range")
+        .format("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
 }
