@@ -4,8 +4,17 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// This checkout's target/ is copied by one test here (the release elsewhere) and built into by
+/// another (the packaged crates): they take turns, or the copy finds cargo's temporary files
+/// gone.
+fn target_turn() -> MutexGuard<'static, ()> {
+    static TARGET: Mutex<()> = Mutex::new(());
+    TARGET.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 fn scratch(name: &str) -> PathBuf {
     let dir = Path::new(ROOT).join("target/tmp").join(name);
@@ -91,7 +100,10 @@ fn the_release_is_the_same_bytes_built_in_another_directory() {
     let version = version();
     let dir = scratch("release-elsewhere");
     let elsewhere = checkout_elsewhere(&dir, true);
-    seed_dependencies(&elsewhere);
+    {
+        let _turn = target_turn();
+        seed_dependencies(&elsewhere);
+    }
     let there = release(&elsewhere, &[&version, "--out", dir.join("there").to_str().unwrap()]);
     assert!(there.status.success(), "{}", said(&there));
     let here = release(Path::new(ROOT), &[&version, "--out", dir.join("here").to_str().unwrap()]);
@@ -274,6 +286,7 @@ fn the_crates_a_user_depends_on_package_and_build_from_their_packages() {
     );
     std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
     std::fs::copy(Path::new(ROOT).join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    let turn = target_turn();
     let built = Command::new(env!("CARGO"))
         .current_dir(&dir)
         .args(["build", "--release", "--target", "wasm32-wasip2", "-p", "traffic-cop-guarded"])
@@ -283,6 +296,7 @@ fn the_crates_a_user_depends_on_package_and_build_from_their_packages() {
         .env_remove("RUSTC_WORKSPACE_WRAPPER")
         .output()
         .unwrap();
+    drop(turn);
     // Built, not merely found: nothing but the patches names these crates (none is on
     // crates.io), so a patch that did not apply fails to resolve.
     assert!(built.status.success(), "the packaged crates do not build: {}", said(&built));
