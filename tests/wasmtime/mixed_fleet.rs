@@ -5,6 +5,7 @@
 //! history takes in the old one's runs, and this build takes over a run the old one abandoned.
 
 use std::collections::BTreeMap;
+use std::sync::mpsc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use traffic_cop_testbed::azurite::Azurite;
 use traffic_cop_testbed::runner::Test;
@@ -46,10 +47,29 @@ fn new_settings(lock: &Lock) -> v1::Settings {
     }
 }
 
+/// The first caller of a round has its answer.
+fn tell(answered: Option<mpsc::Sender<()>>) {
+    if let Some(answered) = answered {
+        answered.send(()).unwrap();
+    }
+}
+
+fn wait_for(first_answered: Option<mpsc::Receiver<()>>) {
+    if let Some(first_answered) = first_answered {
+        first_answered.recv_timeout(Duration::from_secs(30)).expect("the first caller answered");
+    }
+}
+
 /// This build's run, completed on the instance that granted it: (token, due time).
-fn new_run(lock: &Lock, work: Duration) -> Result<(u64, u64), String> {
+fn new_run(
+    lock: &Lock,
+    work: Duration,
+    answered: Option<mpsc::Sender<()>>,
+) -> Result<(u64, u64), String> {
     let mut instance = fresh();
-    match instance.guarded_invoke(&new_settings(lock)) {
+    let decision = instance.guarded_invoke(&new_settings(lock));
+    tell(answered);
+    match decision {
         Decision::Run(run) => {
             let details = instance.run_details(run);
             std::thread::sleep(work);
@@ -85,14 +105,25 @@ struct Round {
     token: u64,
 }
 
-/// Both builds tick for one due time, `old_first` or not; the winner completes.
+/// Both builds tick for one due time, `old_first` or not; the winner completes. The second
+/// asks only once the first has its answer (and while its run lasts): a head start measured in
+/// milliseconds lost to a slow instantiation under load, and the wrong build won.
 fn round(lock: &Lock, old_first: bool, complete_old: bool) -> Round {
     let due_ms = next_due();
     let (old, new) = (lock.clone(), lock.clone());
-    let stagger = |first: bool| Duration::from_millis(if first { 0 } else { 40 });
+    let (answered, first_answered) = mpsc::channel::<()>();
+    let (mut old_answered, mut new_answered) = (None, None);
+    let (mut old_waits, mut new_waits) = (None, None);
+    if old_first {
+        (old_answered, new_waits) = (Some(answered), Some(first_answered));
+    } else {
+        (new_answered, old_waits) = (Some(answered), Some(first_answered));
+    }
     let old = std::thread::spawn(move || {
-        std::thread::sleep(stagger(old_first));
-        match old_fresh().guarded_invoke(&old_lock(&old), &old_options()) {
+        wait_for(old_waits);
+        let decision = old_fresh().guarded_invoke(&old_lock(&old), &old_options());
+        tell(old_answered);
+        match decision {
             old_build::Decision::Run(ticket) => {
                 std::thread::sleep(Duration::from_millis(300));
                 if complete_old {
@@ -104,8 +135,8 @@ fn round(lock: &Lock, old_first: bool, complete_old: bool) -> Round {
         }
     });
     let new = std::thread::spawn(move || {
-        std::thread::sleep(stagger(!old_first));
-        new_run(&new, Duration::from_millis(300))
+        wait_for(new_waits);
+        new_run(&new, Duration::from_millis(300), new_answered)
     });
     let (old, new) = (old.join().unwrap(), new.join().unwrap());
     let (winner, (token, ticket_due)) = match (old, new) {
@@ -135,7 +166,7 @@ fn old_and_new_builds_on_one_lock_keep_one_run_per_due_time_and_each_others_reco
         other => panic!("old build on a fresh lock: {other:?}"),
     }
     .unwrap();
-    new_run(&only_new, Duration::ZERO).expect("new build on a fresh lock");
+    new_run(&only_new, Duration::ZERO, None).expect("new build on a fresh lock");
     let (old_keys, new_keys) = (metadata(&only_old), metadata(&only_new));
     let new_only: Vec<&String> = new_keys.keys().filter(|k| !old_keys.contains_key(*k)).collect();
     assert!(!new_only.is_empty(), "this build writes no key the old one lacks: {new_keys:?}");
