@@ -4,32 +4,33 @@
 use super::wrapped_fleet::Fleet;
 use std::collections::BTreeMap;
 use std::time::Duration;
+use traffic_cop_testbed::oracle::Session;
 use traffic_cop_testbed::spin::http;
 
 /// The lock blobs of the fleet's container as the Azure SDK for Python reads them.
-fn blobs_by_the_sdk(fleet: &Fleet) -> serde_json::Value {
-    let python = traffic_cop_testbed::needs::require(
-        "the Azure SDK for Python (scripts/oracle-tools)",
-        traffic_cop_testbed::oracle::python(),
-    );
+fn blobs_by_the_sdk(sdk: &mut Session, fleet: &Fleet) -> serde_json::Value {
     let question = serde_json::json!({
         "connection_string": fleet.azurite.connection_string(),
         "container": "wrapped",
     });
-    let answer =
-        traffic_cop_testbed::oracle::ask(&python, "blob_metadata.py", &format!("{question}\n"));
-    serde_json::from_str(&answer).unwrap()
+    serde_json::from_str(&sdk.ask(&question.to_string())).unwrap()
 }
 
 /// `GET /status` and `GET /metrics` on `port` agree with the `nightly` lock blob as the Azure SDK
 /// reads it. Runs may go on meanwhile (a cron trigger does not stop): the blob is read before
-/// and after the board, and the board judged only against a blob that did not change between.
+/// and after the board, and the board judged only against a blob that did not change between:
+/// the SDK stays loaded, so that the reads take milliseconds, not a run's length.
 pub fn check_board(fleet: &Fleet, port: u16) {
+    let python = traffic_cop_testbed::needs::require(
+        "the Azure SDK for Python (scripts/oracle-tools)",
+        traffic_cop_testbed::oracle::python(),
+    );
+    let mut sdk = Session::start(&python, "blob_metadata.py");
     for _ in 0..10 {
-        let before = blobs_by_the_sdk(fleet);
+        let before = blobs_by_the_sdk(&mut sdk, fleet);
         let status = http(port, "GET", "/status", Duration::from_secs(10)).unwrap();
         let metrics = http(port, "GET", "/metrics", Duration::from_secs(10)).unwrap();
-        if blobs_by_the_sdk(fleet) == before {
+        if blobs_by_the_sdk(&mut sdk, fleet) == before {
             return board_agrees(&before["nightly"], status, metrics);
         }
     }
