@@ -129,7 +129,7 @@ fn spin_reads_the_registry_form_of_the_dependency() {
 }
 
 /// scripts/wit-packages builds both versions with wkg, each with wkg.toml's metadata inside.
-/// Opt-in (`cargo test --test built -- --ignored wkg`), CI included: installing wkg costs
+/// Opt-in (`cargo test -p traffic-cop-built-tests -- --ignored wkg`), CI included: installing wkg costs
 /// 5 min 27 s of compiling (`scripts/ecosystem-tools --wkg`), more than this check is worth on
 /// every run.
 fn both_wit_versions_build_as_wkg_packages_with_their_metadata() {
