@@ -67,3 +67,41 @@ fn keep(path: &Path, compiled: &[u8]) -> std::io::Result<()> {
     std::fs::write(&partial, compiled)?;
     std::fs::rename(&partial, path)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    /// The smallest component there is (the preamble alone): no other test loads it, so its
+    /// kept file is this test's.
+    const EMPTY: &[u8] = b"\0asm\x0d\0\x01\0";
+
+    /// The kept file's identity: a compile writes a new file and renames it into place.
+    fn inode(path: &Path) -> u64 {
+        std::fs::metadata(path).unwrap().ino()
+    }
+
+    #[test]
+    fn a_component_is_compiled_once_and_a_damaged_kept_file_is_compiled_again() {
+        let engine = Engine::default();
+        let kept = kept_path(&engine, EMPTY);
+        let _ = std::fs::remove_file(&kept);
+
+        component(&engine, EMPTY).unwrap();
+        let first = inode(&kept);
+        assert!(std::fs::read(&kept).unwrap().starts_with(b"\x7fELF"), "kept: wasmtime's ELF");
+        component(&engine, EMPTY).unwrap();
+        assert_eq!(inode(&kept), first, "the second load compiled again");
+
+        std::fs::write(&kept, b"not what wasmtime wrote").unwrap();
+        component(&engine, EMPTY).unwrap();
+        assert!(std::fs::read(&kept).unwrap().starts_with(b"\x7fELF"), "the damage was kept");
+
+        // An engine that compiles otherwise keeps another file.
+        let mut other = wasmtime::Config::new();
+        other.cranelift_nan_canonicalization(true);
+        assert_ne!(kept_path(&Engine::new(&other).unwrap(), EMPTY), kept);
+        std::fs::remove_file(&kept).unwrap();
+    }
+}
