@@ -47,29 +47,44 @@ fn new_settings(lock: &Lock) -> v1::Settings {
     }
 }
 
-/// The first caller of a round has its answer.
-fn tell(answered: Option<mpsc::Sender<()>>) {
-    if let Some(answered) = answered {
-        answered.send(()).unwrap();
-    }
+/// A caller's place in a round: the second asks once the first has its answer (and while the
+/// first's run lasts). A head start measured in milliseconds was lost to a slow instantiation
+/// under load, and the wrong build won.
+enum Turn {
+    First(mpsc::Sender<()>),
+    Second(mpsc::Receiver<()>),
+    Alone,
 }
 
-fn wait_for(first_answered: Option<mpsc::Receiver<()>>) {
-    if let Some(first_answered) = first_answered {
-        first_answered.recv_timeout(Duration::from_secs(30)).expect("the first caller answered");
+impl Turn {
+    fn pair(old_first: bool) -> (Turn, Turn) {
+        let (answered, first_answered) = mpsc::channel();
+        let (first, second) = (Turn::First(answered), Turn::Second(first_answered));
+        if old_first {
+            (first, second)
+        } else {
+            (second, first)
+        }
+    }
+
+    fn ask<T>(self, ask: impl FnOnce() -> T) -> T {
+        if let Turn::Second(first_answered) = &self {
+            first_answered
+                .recv_timeout(Duration::from_secs(30))
+                .expect("the first caller answered");
+        }
+        let answer = ask();
+        if let Turn::First(answered) = self {
+            answered.send(()).unwrap();
+        }
+        answer
     }
 }
 
 /// This build's run, completed on the instance that granted it: (token, due time).
-fn new_run(
-    lock: &Lock,
-    work: Duration,
-    answered: Option<mpsc::Sender<()>>,
-) -> Result<(u64, u64), String> {
+fn new_run(lock: &Lock, work: Duration, turn: Turn) -> Result<(u64, u64), String> {
     let mut instance = fresh();
-    let decision = instance.guarded_invoke(&new_settings(lock));
-    tell(answered);
-    match decision {
+    match turn.ask(|| instance.guarded_invoke(&new_settings(lock))) {
         Decision::Run(run) => {
             let details = instance.run_details(run);
             std::thread::sleep(work);
@@ -105,25 +120,14 @@ struct Round {
     token: u64,
 }
 
-/// Both builds tick for one due time, `old_first` or not; the winner completes. The second
-/// asks only once the first has its answer (and while its run lasts): a head start measured in
-/// milliseconds lost to a slow instantiation under load, and the wrong build won.
+/// Both builds tick for one due time, `old_first` or not ([`Turn`]): the first runs and
+/// completes, the second skips.
 fn round(lock: &Lock, old_first: bool, complete_old: bool) -> Round {
     let due_ms = next_due();
     let (old, new) = (lock.clone(), lock.clone());
-    let (answered, first_answered) = mpsc::channel::<()>();
-    let (mut old_answered, mut new_answered) = (None, None);
-    let (mut old_waits, mut new_waits) = (None, None);
-    if old_first {
-        (old_answered, new_waits) = (Some(answered), Some(first_answered));
-    } else {
-        (new_answered, old_waits) = (Some(answered), Some(first_answered));
-    }
+    let (old_turn, new_turn) = Turn::pair(old_first);
     let old = std::thread::spawn(move || {
-        wait_for(old_waits);
-        let decision = old_fresh().guarded_invoke(&old_lock(&old), &old_options());
-        tell(old_answered);
-        match decision {
+        match old_turn.ask(|| old_fresh().guarded_invoke(&old_lock(&old), &old_options())) {
             old_build::Decision::Run(ticket) => {
                 std::thread::sleep(Duration::from_millis(300));
                 if complete_old {
@@ -134,10 +138,7 @@ fn round(lock: &Lock, old_first: bool, complete_old: bool) -> Round {
             skip => Err(format!("old: {skip:?}")),
         }
     });
-    let new = std::thread::spawn(move || {
-        wait_for(new_waits);
-        new_run(&new, Duration::from_millis(300), new_answered)
-    });
+    let new = std::thread::spawn(move || new_run(&new, Duration::from_millis(300), new_turn));
     let (old, new) = (old.join().unwrap(), new.join().unwrap());
     let (winner, (token, ticket_due)) = match (old, new) {
         (Ok(run), Err(_)) => ("old", run),
@@ -145,6 +146,8 @@ fn round(lock: &Lock, old_first: bool, complete_old: bool) -> Round {
         both => panic!("due time {due_ms}: not exactly one run: {both:?}"),
     };
     assert_eq!(ticket_due, due_ms, "{winner} ran for another due time than the tick's");
+    let first = if old_first { "old" } else { "new" };
+    assert_eq!(winner, first, "due time {due_ms}: the second caller ran, the first skipped");
     Round { due_ms, winner, token }
 }
 
@@ -166,7 +169,7 @@ fn old_and_new_builds_on_one_lock_keep_one_run_per_due_time_and_each_others_reco
         other => panic!("old build on a fresh lock: {other:?}"),
     }
     .unwrap();
-    new_run(&only_new, Duration::ZERO, None).expect("new build on a fresh lock");
+    new_run(&only_new, Duration::ZERO, Turn::Alone).expect("new build on a fresh lock");
     let (old_keys, new_keys) = (metadata(&only_old), metadata(&only_new));
     let new_only: Vec<&String> = new_keys.keys().filter(|k| !old_keys.contains_key(*k)).collect();
     assert!(!new_only.is_empty(), "this build writes no key the old one lacks: {new_keys:?}");
@@ -188,7 +191,7 @@ fn old_and_new_builds_on_one_lock_keep_one_run_per_due_time_and_each_others_reco
     }
     let all = format!("{rounds:#?}");
     let wins = |who| rounds.iter().filter(|r| r.winner == who).count();
-    assert!(wins("old") >= 2 && wins("new") >= 2, "both builds must win rounds: {all}");
+    assert!(wins("old") == 4 && wins("new") == 4, "each build wins its four rounds: {all}");
     let tokens: Vec<u64> = rounds.iter().map(|r| r.token).collect();
     assert_eq!(tokens, (1..=rounds.len() as u64).collect::<Vec<_>>(), "{all}");
     let dues: Vec<u64> = rounds.iter().map(|r| r.due_ms).collect();
