@@ -80,7 +80,9 @@ fn signals_past_due_skips_too_late_and_shows_next_due(
     let details = instance.run_details(run);
     let past_due = &details.past_due;
     assert_eq!(past_due.due_at_ms, due, "{past_due:?}");
-    assert!(past_due.late_by_ms < 1_000, "{past_due:?}");
+    // Storage's clock (the answer's Date header) counts whole seconds: a tick 200 ms after the due
+    // time that reaches it after the next second shows 1,000 ms late.
+    assert!(past_due.late_by_ms <= 1_000, "{past_due:?}");
     assert_eq!(
         (past_due.missed, past_due.previous_due_at_ms, past_due.previous_start_ms),
         (0, None, None)
