@@ -87,7 +87,7 @@ fn the_lease_artifacts_stay_within_their_size_budgets() {
 /// The async artifact exports the same one version of the contract, and `hold` beside it.
 fn the_async_component_exports_the_contract_and_hold_only() {
     let (wasm, _) = traffic_cop_testbed::built::async_components();
-    let mut config = traffic_cop_wasm_host::wasmtime::Config::new();
+    let mut config = traffic_cop_wasm_host::compiled::config();
     config.wasm_component_model_async(true);
     let engine = traffic_cop_wasm_host::wasmtime::Engine::new(&config).unwrap();
     let component = traffic_cop_wasm_host::compiled::component_file(&engine, &wasm).unwrap();

@@ -3,16 +3,39 @@
 //! the engine's settings, and later loads map it instead of compiling again. The tests load the
 //! same few components (the lease component, the Spin app composed with it, the 15-19 MB Python
 //! and JavaScript guests) dozens of times over, in several processes; compiling each once is
-//! what lets the test build carry an unoptimised Cranelift (CONTRIBUTING.md).
+//! what lets the test build carry an unoptimised Cranelift (CONTRIBUTING.md); the tests'
+//! engines compile with Winch besides ([`config`]).
 
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use wasmtime::component::Component;
 use wasmtime::Engine;
+
+/// Set by a program that measures the compiled code (the benchmark): its engines then compile
+/// with Cranelift, as Spin does.
+static OPTIMISING: AtomicBool = AtomicBool::new(false);
+
+/// Every engine made from [`config`] after this call compiles with Cranelift. The benchmark
+/// calls it first: its figures are for the code Spin runs.
+pub fn optimise() {
+    OPTIMISING.store(true, Ordering::Relaxed);
+}
+
+/// The settings every test engine starts from. The tests compile with wasmtime's baseline
+/// compiler (Winch): on a clean machine the wasmtime group compiles a dozen components, 13 MB
+/// of code among them the Python and JavaScript guests, and the test build's unoptimised
+/// Cranelift spent about 80 CPU-seconds more on that than Winch does (CONTRIBUTING.md).
+pub fn config() -> wasmtime::Config {
+    let mut config = wasmtime::Config::new();
+    if !OPTIMISING.load(Ordering::Relaxed) {
+        config.strategy(wasmtime::Strategy::Winch);
+    }
+    config
+}
 
 /// The component in `wasm`, compiled for `engine` or loaded as compiled before.
 pub fn component(engine: &Engine, wasm: &[u8]) -> wasmtime::Result<Component> {
@@ -84,7 +107,7 @@ mod tests {
 
     #[test]
     fn a_component_is_compiled_once_and_a_damaged_kept_file_is_compiled_again() {
-        let engine = Engine::default();
+        let engine = Engine::new(&config()).unwrap();
         let kept = kept_path(&engine, EMPTY);
         let _ = std::fs::remove_file(&kept);
 
@@ -98,9 +121,10 @@ mod tests {
         component(&engine, EMPTY).unwrap();
         assert!(std::fs::read(&kept).unwrap().starts_with(b"\x7fELF"), "the damage was kept");
 
-        // An engine that compiles otherwise keeps another file.
-        let mut other = wasmtime::Config::new();
-        other.cranelift_nan_canonicalization(true);
+        // An engine that compiles otherwise keeps another file: the benchmark's Cranelift
+        // beside the tests' Winch, in the same directory.
+        let mut other = config();
+        other.strategy(wasmtime::Strategy::Cranelift);
         assert_ne!(kept_path(&Engine::new(&other).unwrap(), EMPTY), kept);
         std::fs::remove_file(&kept).unwrap();
     }

@@ -113,7 +113,7 @@ impl Host {
     /// The host the tests share: wasmtime's default (on-demand) instance allocation.
     pub fn shared() -> &'static Host {
         static HOST: OnceLock<Host> = OnceLock::new();
-        HOST.get_or_init(|| Host::load(wasmtime::Config::new()))
+        HOST.get_or_init(|| Host::load(crate::compiled::config()))
     }
 
     /// Instances from wasmtime's pooling allocator, which Spin uses: memories are reserved
@@ -130,7 +130,7 @@ impl Host {
                 // Zeroed, not returned, so the next instance takes no page fault per page.
                 .linear_memory_keep_resident(4 << 20)
                 .table_keep_resident(64 << 10);
-            let mut config = wasmtime::Config::new();
+            let mut config = crate::compiled::config();
             config.allocation_strategy(wasmtime::InstanceAllocationStrategy::Pooling(pool));
             Host::load(config)
         })

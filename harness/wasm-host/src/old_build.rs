@@ -26,7 +26,7 @@ fn host() -> &'static OldHost {
     static HOST: OnceLock<OldHost> = OnceLock::new();
     HOST.get_or_init(|| {
         let wasm = traffic_cop_testbed::repo_root().join("tests/fixtures/traffic_cop-7cb116a.wasm");
-        let engine = Engine::new(&wasmtime::Config::new()).expect("engine");
+        let engine = Engine::new(&crate::compiled::config()).expect("engine");
         let component =
             crate::compiled::component_file(&engine, &wasm).expect("the old build compiles");
         let mut linker = Linker::new(&engine);

@@ -4,7 +4,7 @@ use super::{root, Template};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use traffic_cop_wasm_host::wasmtime::component::types::ComponentItem;
-use traffic_cop_wasm_host::wasmtime::{Config, Engine};
+use traffic_cop_wasm_host::wasmtime::Engine;
 
 /// The template engine rendered our parameters but left Spin's own `{{ var }}` expressions
 /// alone, and the vendored WIT is the contract's current text.
@@ -56,7 +56,7 @@ pub(super) fn check_generated(template: &Template, project: &Path) {
 /// `hold`), nothing else of traffic-cop's, and exports the cron handler with the plugin line's
 /// calling convention.
 pub(super) fn check_component(template: &Template, wasm: &Path) {
-    let mut config = Config::new();
+    let mut config = traffic_cop_wasm_host::compiled::config();
     config.wasm_component_model_async(true);
     let engine = Engine::new(&config).expect("engine");
     let component = traffic_cop_wasm_host::compiled::component_file(&engine, wasm)

@@ -33,6 +33,8 @@ use traffic_cop_wasm_host::component::v1::{self, Decision, Outcome};
 use traffic_cop_wasm_host::component::{fresh, wasm_path, Host};
 
 fn main() {
+    // The figures are for the code Spin runs (Cranelift), not the tests' baseline compiler.
+    traffic_cop_wasm_host::compiled::optimise();
     let cycles: usize = std::env::args().nth(1).and_then(|n| n.parse().ok()).unwrap_or(200);
     let items: usize = std::env::args().nth(2).and_then(|n| n.parse().ok()).unwrap_or(10_000);
     if let Some(tickets) = std::env::args().nth(3).and_then(|n| n.parse().ok()) {
