@@ -174,7 +174,8 @@ fn old_and_new_builds_on_one_lock_keep_one_run_per_due_time_and_each_others_reco
     let new_only: Vec<&String> = new_keys.keys().filter(|k| !old_keys.contains_key(*k)).collect();
     assert!(!new_only.is_empty(), "this build writes no key the old one lacks: {new_keys:?}");
 
-    // Rounds with the first caller alternating, so both builds win some.
+    // Rounds with the first caller alternating: each build wins four (`round` asserts the
+    // first caller runs).
     let shared = lock("rolling");
     let mut rounds = Vec::new();
     for i in 0..8 {
@@ -190,8 +191,6 @@ fn old_and_new_builds_on_one_lock_keep_one_run_per_due_time_and_each_others_reco
         rounds.push(r);
     }
     let all = format!("{rounds:#?}");
-    let wins = |who| rounds.iter().filter(|r| r.winner == who).count();
-    assert!(wins("old") == 4 && wins("new") == 4, "each build wins its four rounds: {all}");
     let tokens: Vec<u64> = rounds.iter().map(|r| r.token).collect();
     assert_eq!(tokens, (1..=rounds.len() as u64).collect::<Vec<_>>(), "{all}");
     let dues: Vec<u64> = rounds.iter().map(|r| r.due_ms).collect();

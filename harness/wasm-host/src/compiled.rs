@@ -1,10 +1,9 @@
 //! Components compiled once per test run, not once per test: the native code Cranelift makes
 //! for a component is kept in `target/wasmtime-compiled/`, named by the component's sha256 and
 //! the engine's settings, and later loads map it instead of compiling again. The tests load the
-//! same few components (the lease component, the Spin app composed with it, the 15-19 MB Python
-//! and JavaScript guests) dozens of times over, in several processes; compiling each once is
-//! what lets the test build carry an unoptimised Cranelift (CONTRIBUTING.md); the tests'
-//! engines compile with Winch besides ([`config`]).
+//! same few components (the lease components, the Spin app's components composed with them)
+//! dozens of times over, in several processes, so each is compiled once; the tests' engines
+//! compile with Winch ([`config`]), the benchmark's with Cranelift.
 
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -26,9 +25,9 @@ pub fn optimise() {
 }
 
 /// The settings every test engine starts from. The tests compile with wasmtime's baseline
-/// compiler (Winch): on a clean machine the wasmtime group compiles a dozen components, 13 MB
-/// of code among them the Python and JavaScript guests, and the test build's unoptimised
-/// Cranelift spent about 80 CPU-seconds more on that than Winch does (CONTRIBUTING.md).
+/// compiler (Winch): on a clean machine the wasmtime group compiles about a dozen components,
+/// and the test build's unoptimised Cranelift spent about 80 CPU-seconds more on them than
+/// Winch does (CONTRIBUTING.md).
 pub fn config() -> wasmtime::Config {
     let mut config = wasmtime::Config::new();
     if !OPTIMISING.load(Ordering::Relaxed) {
