@@ -48,3 +48,45 @@ fn scripts_demo_runs_the_spin_path_before_it_offers_the_wasmtime_host() {
         assert!(build.contains("--target wasm32-wasip2"), "{build}");
     }
 }
+
+/// Each package and its features, as one cargo invocation over `packages` resolves them (host
+/// and target copies both listed), the workspace's own packages left out.
+fn resolved(packages: &[&str], edges: &str) -> std::collections::BTreeSet<String> {
+    let mut command = cargo();
+    command.args(["tree", "--offline", "-e", edges, "--prefix", "none", "-f", "{p} [{f}]"]);
+    for package in packages {
+        command.args(["-p", package]);
+    }
+    let output = command.output().expect("cargo tree runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter(|line| !line.contains("(/"))
+        .map(|line| line.replace(" (*)", "").replace(" (proc-macro)", ""))
+        .filter(|line| !line.is_empty())
+        .collect()
+}
+
+/// The packages scripts/test builds and tests in one set (its `packages=(…)`).
+fn test_build_packages(script: &str) -> Vec<String> {
+    let start = script.find("packages=(").expect("scripts/test names its packages");
+    let list = &script[start..start + script[start..].find(')').unwrap()];
+    let words: Vec<&str> = list.split_whitespace().collect();
+    words.windows(2).filter(|w| w[0] == "-p").map(|w| w[1].to_string()).collect()
+}
+
+#[test]
+fn the_demos_crates_have_the_features_the_test_build_compiles_them_with() {
+    let script = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/test"))
+        .expect("scripts/test");
+    let packages = test_build_packages(&script);
+    assert!(packages.iter().any(|p| p == "traffic-cop-demo"), "{packages:?}");
+    let packages: Vec<&str> = packages.iter().map(String::as_str).collect();
+    let test_build = resolved(&packages, "normal,build,dev");
+    let demo = resolved(&["traffic-cop-demo"], "normal,build");
+    assert!(demo.iter().any(|p| p.starts_with("ring ")), "{demo:?}");
+    // A crate the demo compiles with other features is compiled again for the tests (with all
+    // it depends on): harness/demo/Cargo.toml's feature lines say which it must match.
+    let apart: Vec<&String> = demo.iter().filter(|p| !test_build.contains(*p)).collect();
+    assert!(apart.is_empty(), "the test build compiles these with other features: {apart:?}");
+}

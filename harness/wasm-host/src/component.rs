@@ -136,12 +136,18 @@ impl Host {
         })
     }
 
-    fn load(mut config: wasmtime::Config) -> Host {
+    fn load(config: wasmtime::Config) -> Host {
         let wasm = traffic_cop_testbed::built::lease_component();
-        // For `perf`: names the component's compiled functions in /tmp/perf-<pid>.map.
-        if std::env::var_os("TRAFFIC_COP_PERFMAP").is_some() {
-            config.profiler(wasmtime::ProfilingStrategy::PerfMap);
-        }
+        // For `perf` (this crate's `perf` feature): names the component's compiled functions
+        // in /tmp/perf-<pid>.map.
+        #[cfg(feature = "perf")]
+        let config = {
+            let mut config = config;
+            if std::env::var_os("TRAFFIC_COP_PERFMAP").is_some() {
+                config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+            }
+            config
+        };
         let engine = Engine::new(&config).expect("engine");
         let component =
             crate::compiled::component_file(&engine, &wasm).expect("component compiles");
