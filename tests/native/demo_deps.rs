@@ -1,7 +1,9 @@
 //! The README's main command on real Spin builds nothing it does not run: `scripts/demo` runs
 //! `traffic-cop-demo` before it offers the wasmtime host, and that package's dependency tree
 //! (what `cargo run -p traffic-cop-demo` compiles) holds no wasmtime. Before the split, the
-//! Spin path compiled a wasmtime host it never used: about 9 minutes on 2 cores.
+//! Spin path compiled a wasmtime host it never used: about 9 minutes on 2 cores. And what the
+//! builds share they compile once: the demo's crates and the test build's, and the test build's
+//! own copies for its proc macros and for the test host.
 
 use std::process::Command;
 
@@ -89,4 +91,46 @@ fn the_demos_crates_have_the_features_the_test_build_compiles_them_with() {
     // it depends on): harness/demo/Cargo.toml's feature lines say which it must match.
     let apart: Vec<&String> = demo.iter().filter(|p| !test_build.contains(*p)).collect();
     assert!(apart.is_empty(), "the test build compiles these with other features: {apart:?}");
+}
+
+/// The names (with versions) of `package`'s own dependency tree, itself included.
+fn dependencies_of(package: &str) -> std::collections::BTreeSet<String> {
+    let output = cargo()
+        .args(["tree", "--offline", "-p", package, "-e", "normal", "--prefix", "none"])
+        .args(["-f", "{p}"])
+        .output()
+        .expect("cargo tree runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| line.replace(" (*)", ""))
+        .filter(|line| !line.is_empty())
+        .collect()
+}
+
+/// wasmtime's wasmparser is the test build's largest crate but two (about 40 s to compile). Its
+/// proc macro (`bindgen!` reads WIT with it) and the test host both use it, and cargo compiles
+/// it once only while it and everything under it resolve with one set of features in both:
+/// one crate beneath it with other features (indexmap, through hyper's h2) compiled it twice.
+/// harness/wasm-host/Cargo.toml's feature-only lines keep them alike.
+#[test]
+fn the_test_build_resolves_wasmtimes_wasmparser_and_its_dependencies_once() {
+    let script = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/test"))
+        .expect("scripts/test");
+    let packages = test_build_packages(&script);
+    let packages: Vec<&str> = packages.iter().map(String::as_str).collect();
+    let mut seen = std::collections::BTreeMap::<String, Vec<String>>::new();
+    for line in resolved(&packages, "normal,build,dev") {
+        if let Some((package, features)) = line.split_once(" [") {
+            seen.entry(package.to_string()).or_default().push(format!("[{features}"));
+        }
+    }
+    let version = seen.keys().find(|p| p.starts_with("wasmparser v0.254")).cloned();
+    let wasmparser = version.expect("the test build has wasmtime's wasmparser 0.254");
+    let spec = wasmparser.replace(" v", "@");
+    let beneath = dependencies_of(&spec);
+    assert!(beneath.iter().any(|p| p.starts_with("indexmap ")), "{beneath:?}");
+    let twice: Vec<(&String, &Vec<String>)> =
+        seen.iter().filter(|(p, sets)| sets.len() > 1 && beneath.contains(*p)).collect();
+    assert!(twice.is_empty(), "compiled twice for {wasmparser}: {twice:?}");
 }
