@@ -34,8 +34,8 @@ impl OciRegistry {
         OciRegistry::start_with(program, dir, None)
     }
 
-    /// The same, answering only `user` with `password` (HTTP Basic, an htpasswd file whose
-    /// bcrypt hash Python's `crypt` makes).
+    /// The same, answering only `user` with `password` (HTTP Basic, an htpasswd file:
+    /// [`htpasswd_line`]).
     pub fn start_protected(program: &Path, dir: &Path, user: &str, password: &str) -> OciRegistry {
         OciRegistry::start_with(program, dir, Some((user, password)))
     }
@@ -51,19 +51,7 @@ impl OciRegistry {
             dir.join("storage").display()
         );
         if let Some((user, password)) = login {
-            let hashed = std::process::Command::new("python3")
-                .args(["-W", "ignore", "-c"])
-                .arg("import crypt, sys; print(crypt.crypt(sys.argv[1], crypt.mksalt(crypt.METHOD_BLOWFISH)))")
-                .arg(password)
-                .output()
-                .expect("python3 runs");
-            let hash = String::from_utf8(hashed.stdout).unwrap();
-            assert!(
-                hash.starts_with("$2"),
-                "no bcrypt hash: {}",
-                String::from_utf8_lossy(&hashed.stderr)
-            );
-            std::fs::write(dir.join("htpasswd"), format!("{user}:{}\n", hash.trim())).unwrap();
+            std::fs::write(dir.join("htpasswd"), htpasswd_line(user, password)).unwrap();
             text += &format!(
                 "auth:\n  htpasswd:\n    realm: traffic-cop-tests\n    path: {}\n",
                 dir.join("htpasswd").display()
@@ -115,5 +103,45 @@ impl OciRegistry {
 impl Drop for OciRegistry {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// `user`'s htpasswd line, its bcrypt hash made by Python's `crypt` at bcrypt's lowest cost (4).
+/// The registry checks the password on every request, and at `crypt`'s default cost (12) that
+/// took it about 25 CPU-seconds of a test run; what the login protects here is nothing.
+pub fn htpasswd_line(user: &str, password: &str) -> String {
+    let hashed = std::process::Command::new("python3")
+        .args(["-W", "ignore", "-c"])
+        .arg(
+            "import crypt, sys; \
+             print(crypt.crypt(sys.argv[1], crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=16)))",
+        )
+        .arg(password)
+        .output()
+        .expect("python3 runs");
+    let hash = String::from_utf8(hashed.stdout).unwrap();
+    assert!(hash.starts_with("$2"), "no bcrypt hash: {}", String::from_utf8_lossy(&hashed.stderr));
+    format!("{user}:{}\n", hash.trim())
+}
+
+#[cfg(test)]
+mod tests {
+    /// The cheapest bcrypt cost, and still a hash of the password that bcrypt accepts.
+    #[test]
+    fn the_htpasswd_line_hashes_at_bcrypt_cost_4() {
+        let line = super::htpasswd_line("pusher", "s3cret");
+        let hash = line.trim().strip_prefix("pusher:").expect(&line);
+        assert!(hash.starts_with("$2b$04$"), "{hash}");
+        let check = std::process::Command::new("python3")
+            .args([
+                "-W",
+                "ignore",
+                "-c",
+                "import crypt, sys; print(crypt.crypt(sys.argv[1], sys.argv[2]))",
+            ])
+            .args(["s3cret", hash])
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8(check.stdout).unwrap().trim(), hash);
     }
 }
