@@ -1,12 +1,13 @@
 //! The integration runner's groups side by side (harness/testbed/src/runner.rs): each group's
 //! tests start in their listed order, never more of one group at once than its limit, and the
-//! groups overlap; a test that a filter leaves out does not hold up the ones after it.
+//! groups overlap; the last group left runs up to its own limit for running alone; a test that
+//! a filter leaves out does not hold up the ones after it.
 
 use std::sync::mpsc;
 use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
-use traffic_cop_testbed::runner::{run_trials, side_by_side, Arguments, Test};
+use traffic_cop_testbed::runner::{run_trials, side_by_side, Arguments, Slots, Test};
 
 /// (group, listed position, started, ended), since the run began.
 type Span = (&'static str, usize, Duration, Duration);
@@ -24,7 +25,7 @@ fn args(filter: Option<&str>) -> Arguments {
 
 /// Runs the groups in a thread of their own, failing (rather than hanging) if the run takes
 /// more than `bound`.
-fn run_within(groups: Vec<(&'static str, Vec<Test>, usize)>, filter: Option<&str>, bound: u64) {
+fn run_within(groups: Vec<(&'static str, Vec<Test>, Slots)>, filter: Option<&str>, bound: u64) {
     let (args, trials) = side_by_side(groups, args(filter));
     let (done, finished) = mpsc::channel();
     thread::spawn(move || {
@@ -60,7 +61,7 @@ fn groups_overlap_each_within_its_limit_and_in_listed_order() {
     let a = vec![test("a0", a0), test("a1", a1), test("a2", a2), test("a3", a3)];
     let b = [b0, b1, b2, b3, b4, b5];
     let b = b.iter().enumerate().map(|(i, body)| test(&format!("b{i}"), *body)).collect();
-    run_within(vec![("a", a, 1), ("b", b, 2)], None, 30);
+    run_within(vec![("a", a, Slots::fixed(1)), ("b", b, Slots::fixed(2))], None, 30);
 
     let spans = ORDER.lock().unwrap().clone();
     assert_eq!(spans.len(), 10, "{spans:?}");
@@ -105,6 +106,63 @@ fn a_filtered_out_test_holds_up_no_test_after_it() {
         test("left_out", left_out),
         test("kept_last", kept_last),
     ];
-    run_within(vec![("g", tests, 1)], Some("kept"), 10);
+    run_within(vec![("g", tests, Slots::fixed(1))], Some("kept"), 10);
     assert_eq!(*FILTERED_RAN.lock().unwrap(), ["kept_first", "kept_last"]);
+}
+
+static ALONE: Mutex<Vec<Span>> = Mutex::new(Vec::new());
+static ALONE_EPOCH: Mutex<Option<Instant>> = Mutex::new(None);
+
+fn spell(group: &'static str, position: usize, millis: u64) {
+    let epoch = *ALONE_EPOCH.lock().unwrap().get_or_insert_with(Instant::now);
+    let started = epoch.elapsed();
+    thread::sleep(Duration::from_millis(millis));
+    ALONE.lock().unwrap().push((group, position, started, epoch.elapsed()));
+}
+
+fn long0() {
+    spell("long", 0, 700);
+}
+fn short0() {
+    spell("short", 0, 300);
+}
+fn short1() {
+    spell("short", 1, 300);
+}
+fn short2() {
+    spell("short", 2, 300);
+}
+fn short3() {
+    spell("short", 3, 300);
+}
+fn short4() {
+    spell("short", 4, 300);
+}
+fn short5() {
+    spell("short", 5, 300);
+}
+fn short6() {
+    spell("short", 6, 300);
+}
+
+#[test]
+fn the_last_group_left_runs_up_to_its_limit_alone() {
+    let long = vec![test("long0", long0)];
+    let short = [short0, short1, short2, short3, short4, short5, short6];
+    let short = short.iter().enumerate().map(|(i, body)| test(&format!("s{i}"), *body)).collect();
+    // "short" lists its tests first: while "long" runs, one at a time; once it ends, three.
+    let groups =
+        vec![("short", short, Slots { beside: 1, alone: 3 }), ("long", long, Slots::fixed(1))];
+    run_within(groups, None, 30);
+
+    let spans = ALONE.lock().unwrap().clone();
+    assert_eq!(spans.len(), 8, "{spans:?}");
+    let long_end = spans.iter().find(|s| s.0 == "long").expect("long ran").3;
+    let short: Vec<Span> = spans.iter().copied().filter(|s| s.0 == "short").collect();
+    let at_once = |span: &Span| short.iter().filter(|o| o.2 <= span.2 && span.2 < o.3).count();
+    for span in short.iter().filter(|s| s.2 < long_end) {
+        assert!(at_once(span) <= 1, "two of short beside long: {short:?}");
+    }
+    let most = short.iter().filter(|s| s.2 >= long_end).map(at_once).max().unwrap_or(0);
+    assert!((2..=3).contains(&most), "{most} of short at once alone (limit 3): {short:?}");
 }

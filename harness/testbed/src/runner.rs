@@ -49,7 +49,7 @@ pub fn run(tests: Vec<Test>, threads: usize) -> ! {
 /// Runs the groups side by side ([`side_by_side`]) and exits with the run's verdict. With
 /// `--test-threads` given, the groups run one after the other at that parallelism instead
 /// (`--test-threads=1` runs every test alone).
-pub fn run_groups(groups: Vec<(&'static str, Vec<Test>, usize)>) -> ! {
+pub fn run_groups(groups: Vec<(&'static str, Vec<Test>, Slots)>) -> ! {
     let given = Arguments::from_args();
     quiet_skips();
     if given.test_threads.is_some() {
@@ -94,21 +94,46 @@ fn print_slowest(n: usize) {
     }
 }
 
+/// How many of a group's tests run at once: `beside` while another group still has tests to
+/// run, `alone` once it is the last. The real-time stories of the last group then take the
+/// cores the ended group leaves idle.
+#[derive(Clone, Copy, Debug)]
+pub struct Slots {
+    pub beside: usize,
+    pub alone: usize,
+}
+
+impl Slots {
+    /// The same number beside other groups and alone.
+    pub fn fixed(at_once: usize) -> Slots {
+        Slots { beside: at_once, alone: at_once }
+    }
+}
+
 /// The groups as one run: names prefixed `group::`, each group's tests started in the order
-/// they are listed and at most its own number (the `usize`) at once, the groups side by side.
-/// Their tests mostly wait on real time, so two groups together keep two cores busier than
-/// either alone. Returns `args` with the parallelism this needs.
+/// they are listed and at most its [`Slots`] at once, the groups side by side. Their tests
+/// mostly wait on real time, so two groups together keep two cores busier than either alone.
+/// Returns `args` with the parallelism this needs.
 pub fn side_by_side(
-    groups: Vec<(&'static str, Vec<Test>, usize)>,
+    groups: Vec<(&'static str, Vec<Test>, Slots)>,
     args: Arguments,
 ) -> (Arguments, Vec<Trial>) {
+    let gates = Arc::new(Gates {
+        groups: Mutex::new(Vec::with_capacity(groups.len())),
+        changed: Condvar::new(),
+    });
     let mut all = Vec::new();
-    for (group, tests, at_once) in groups {
-        let gate = Gate::new(at_once);
+    for (group, tests, slots) in groups {
+        let index = {
+            let mut states = gates.groups.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            states.push(GroupState { slots, turns: 0, running: 0, next_turn: 0 });
+            states.len() - 1
+        };
+        let gate = Gate { gates: gates.clone(), group: index };
         let mut turns = 0;
         for (trial, turn) in trials(tests, group, Some(&gate)) {
             // Only the tests this run will start take a turn: a filtered-out one would hold up
-            // every test listed after it.
+            // every test listed after it (and keep its group from ever ending).
             if !args.is_filtered_out(&trial) && !args.is_ignored(&trial) {
                 if let Some(turn) = turn {
                     let _ = turn.set(turns);
@@ -117,6 +142,7 @@ pub fn side_by_side(
             }
             all.push(trial);
         }
+        gates.groups.lock().unwrap_or_else(|poisoned| poisoned.into_inner())[index].turns = turns;
     }
     // Every trial gets a thread of its own and waits at its group's gate: a pool smaller than
     // the trials would fill with one group's waiters while the other group's tests queue.
@@ -124,44 +150,62 @@ pub fn side_by_side(
     (Arguments { test_threads: Some(threads), ..args }, all)
 }
 
-/// At most `limit` of a group's tests at once, started in the order they were listed.
-struct Gate {
-    limit: usize,
-    state: Mutex<GateState>,
+/// Every group's place in the run, under one lock: a group's limit depends on the others.
+struct Gates {
+    groups: Mutex<Vec<GroupState>>,
     changed: Condvar,
 }
 
-struct GateState {
+struct GroupState {
+    slots: Slots,
+    /// How many of its tests this run starts.
+    turns: usize,
     running: usize,
     next_turn: usize,
 }
 
-impl Gate {
-    fn new(limit: usize) -> Arc<Gate> {
-        let state = Mutex::new(GateState { running: 0, next_turn: 0 });
-        Arc::new(Gate { limit: limit.max(1), state, changed: Condvar::new() })
+impl GroupState {
+    fn ended(&self) -> bool {
+        self.next_turn >= self.turns && self.running == 0
     }
+}
 
+/// One group's entrance: its tests start in their listed order, within its limit.
+#[derive(Clone)]
+struct Gate {
+    gates: Arc<Gates>,
+    group: usize,
+}
+
+impl Gate {
     /// Waits for `turn` and a free place; the place is held until the [`Place`] drops.
-    fn enter(self: &Arc<Gate>, turn: usize) -> Place {
-        let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        while state.next_turn != turn || state.running >= self.limit {
-            state = self.changed.wait(state).unwrap_or_else(|poisoned| poisoned.into_inner());
+    fn enter(&self, turn: usize) -> Place {
+        let gates = &self.gates;
+        let mut states = gates.groups.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        loop {
+            let alone = states.iter().enumerate().all(|(i, g)| i == self.group || g.ended());
+            let mine = &states[self.group];
+            let limit = if alone { mine.slots.alone } else { mine.slots.beside }.max(1);
+            if mine.next_turn == turn && mine.running < limit {
+                break;
+            }
+            states = gates.changed.wait(states).unwrap_or_else(|poisoned| poisoned.into_inner());
         }
-        state.running += 1;
-        state.next_turn += 1;
-        self.changed.notify_all();
+        states[self.group].running += 1;
+        states[self.group].next_turn += 1;
+        gates.changed.notify_all();
         Place(self.clone())
     }
 }
 
-struct Place(Arc<Gate>);
+struct Place(Gate);
 
 impl Drop for Place {
     fn drop(&mut self) {
-        let mut state = self.0.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        state.running -= 1;
-        self.0.changed.notify_all();
+        let gates = &self.0.gates;
+        let mut states = gates.groups.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        states[self.0.group].running -= 1;
+        gates.changed.notify_all();
     }
 }
 
@@ -175,7 +219,7 @@ fn ungated(tests: Vec<Test>, group: &str) -> Vec<Trial> {
 fn trials(
     tests: Vec<Test>,
     group: &str,
-    gate: Option<&Arc<Gate>>,
+    gate: Option<&Gate>,
 ) -> Vec<(Trial, Option<Arc<OnceLock<usize>>>)> {
     tests
         .into_iter()
