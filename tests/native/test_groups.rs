@@ -120,35 +120,19 @@ fn spell(group: &'static str, position: usize, millis: u64) {
     ALONE.lock().unwrap().push((group, position, started, epoch.elapsed()));
 }
 
-fn long0() {
-    spell("long", 0, 700);
-}
-fn short0() {
-    spell("short", 0, 300);
-}
-fn short1() {
-    spell("short", 1, 300);
-}
-fn short2() {
-    spell("short", 2, 300);
-}
-fn short3() {
-    spell("short", 3, 300);
-}
-fn short4() {
-    spell("short", 4, 300);
-}
-fn short5() {
-    spell("short", 5, 300);
-}
-fn short6() {
-    spell("short", 6, 300);
-}
-
 #[test]
 fn the_last_group_left_runs_up_to_its_limit_alone() {
-    let long = vec![test("long0", long0)];
-    let short = [short0, short1, short2, short3, short4, short5, short6];
+    let long = vec![test("long0", || spell("long", 0, 700))];
+    // A test's body is a plain `fn()`: closures that capture nothing, one per position.
+    let short: [fn(); 7] = [
+        || spell("short", 0, 300),
+        || spell("short", 1, 300),
+        || spell("short", 2, 300),
+        || spell("short", 3, 300),
+        || spell("short", 4, 300),
+        || spell("short", 5, 300),
+        || spell("short", 6, 300),
+    ];
     let short = short.iter().enumerate().map(|(i, body)| test(&format!("s{i}"), *body)).collect();
     // "short" lists its tests first: while "long" runs, one at a time; once it ends, three.
     let groups =
