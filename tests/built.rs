@@ -33,7 +33,8 @@ fn main() {
     traffic_cop_testbed::runner::run_groups(vec![
         // The longest stories first within the group (see spin::tests); they mostly wait for
         // ticks and lease periods, so a few at once fit two cores. Once the wasmtime group has
-        // ended (about a quarter of the way), a fifth: the last stories had the cores half idle.
+        // ended (about a quarter of the way), a fifth: with four, a cold run's last stories
+        // left the cores about a third idle.
         ("spin", spin::tests(), Slots { beside: 4, alone: 5 }),
         // Most of these wait on real time (lease periods, due times) more than they compute.
         ("wasmtime", wasmtime::tests(), Slots::fixed(6)),
