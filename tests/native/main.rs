@@ -2,6 +2,8 @@
 //! service, a virtual clock), with no process started and no wasmtime. Fast and deterministic;
 //! each module says what it covers.
 
+#[path = "../support/ecosystem.rs"]
+mod ecosystem;
 mod fenced_support;
 #[path = "../support/scenarios.rs"]
 mod scenarios;
@@ -32,6 +34,7 @@ mod memory;
 mod operator;
 mod records;
 mod refusals;
+mod registries;
 mod release;
 mod retries;
 mod schedule;
